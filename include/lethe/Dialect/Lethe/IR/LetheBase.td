@@ -1,0 +1,90 @@
+//===- LetheBase.td - Lethe dialect definition and op base ---*- tablegen -*-===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The `lethe` dialect: DNN operators on statically shaped tensors, their
+// gradients and optimizer updates, and the memory operations that the memory
+// planner adds. This file holds the dialect itself, the type constraints that
+// the ops share and the base classes of all ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LETHE_DIALECT_LETHE_IR_LETHEBASE_TD
+#define LETHE_DIALECT_LETHE_IR_LETHEBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "lethe/Dialect/Lethe/IR/LetheInterfaces.td"
+
+def Lethe_Dialect : Dialect {
+  let name = "lethe";
+  let cppNamespace = "::mlir::lethe";
+  let summary = "Deep-learning training operators for memory planning";
+  let description = [{
+    The `lethe` dialect models one training step of a deep neural network on
+    statically shaped tensors: the forward operators imported from ONNX, their
+    gradients, the optimizer updates and, after memory planning, explicit
+    offload and prefetch operations. Operator attributes follow ONNX
+    semantics (pads, strides, dilations, group, axis, epsilon, ...), so that
+    importing an ONNX node is a direct mapping. Every operator implements the
+    `CostOpInterface` (FLOPs, bytes read and written, workspace bytes), which
+    the memory planner uses to estimate time.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let useDefaultAttributePrinterParser = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+/// Floating-point element types Lethe computes in (f16/bf16 are stored as
+/// such and computed in f32).
+def Lethe_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+/// Element types a tensor may hold.
+def Lethe_Element : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I32, I64]>;
+
+/// A statically shaped tensor of floating-point elements.
+def Lethe_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+/// A statically shaped tensor of indices (class labels, gather indices).
+def Lethe_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+/// A statically shaped tensor of booleans.
+def Lethe_BoolTensor : StaticShapeTensorOf<[I1]>;
+/// A statically shaped tensor of any element type Lethe supports.
+def Lethe_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I8, I32, I64]>;
+
+//===----------------------------------------------------------------------===//
+// Op base classes
+//===----------------------------------------------------------------------===//
+
+/// Every Lethe op is pure (it has no side effect besides producing its
+/// results) and reports its cost.
+class Lethe_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Lethe_Dialect, mnemonic,
+         !listconcat([Pure, DeclareOpInterfaceMethods<Lethe_CostOpInterface>],
+                     traits)>;
+
+/// Runs an op's result-type inference as its operand verifier (see
+/// LetheTraits.h).
+def Lethe_OperandsVerifiedByInference
+    : NativeOpTrait<"OperandsVerifiedByInference"> {
+  let cppNamespace = "::mlir::lethe::OpTrait";
+}
+
+/// An op whose result types are computed from its operands and attributes by
+/// a C++ `inferReturnTypes` (with the Adaptor signature). The verifier checks
+/// that the declared result types equal the inferred ones, and the
+/// diagnostics of bad operands are emitted from `inferReturnTypes`.
+class Lethe_InferredOp<string mnemonic, list<Trait> traits = []>
+    : Lethe_Op<mnemonic, !listconcat([Lethe_OperandsVerifiedByInference,
+                                       InferTypeOpAdaptor], traits)> {
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+#endif // LETHE_DIALECT_LETHE_IR_LETHEBASE_TD

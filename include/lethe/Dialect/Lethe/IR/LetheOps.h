@@ -1,0 +1,28 @@
+//===- LetheOps.h - Lethe operations ----------------------------*- C++ -*-===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Declares the operations of the `lethe` dialect (generated from LetheOps.td).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LETHE_DIALECT_LETHE_IR_LETHEOPS_H
+#define LETHE_DIALECT_LETHE_IR_LETHEOPS_H
+
+#include "lethe/Dialect/Lethe/IR/LetheDialect.h"
+#include "lethe/Dialect/Lethe/IR/LetheInterfaces.h"
+#include "lethe/Dialect/Lethe/IR/LetheTraits.h"
+#include "lethe/Dialect/Lethe/IR/ShapeInference.h"
+#include "lethe/Dialect/Lethe/IR/TensorSize.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "lethe/Dialect/Lethe/IR/LetheOps.h.inc"
+
+#endif // LETHE_DIALECT_LETHE_IR_LETHEOPS_H

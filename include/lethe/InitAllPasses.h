@@ -1,0 +1,29 @@
+//===- InitAllPasses.h - Register every Lethe pass --------------*- C++ -*-===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Registers Lethe's passes (and the upstream ones its pipelines use) with the
+// global registry, so that lethe-opt accepts their flags.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LETHE_INITALLPASSES_H
+#define LETHE_INITALLPASSES_H
+
+#include "lethe/Dialect/Lethe/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::lethe {
+
+/// Registers every Lethe pass and the upstream general-purpose transforms
+/// (canonicalize, cse, ...).
+inline void registerAllPasses() {
+  registerLethePasses();
+  registerTransformsPasses();
+}
+
+} // namespace mlir::lethe
+
+#endif // LETHE_INITALLPASSES_H

@@ -1,0 +1,25 @@
+//===- LetheOps.cpp - Generated op definitions ----------------------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Instantiates the TableGen-generated op classes and the cost interface. The
+// hand-written verifiers, type inference and costs of each category live in
+// the <Category>Ops.cpp files beside this one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Dialect/Lethe/IR/LetheOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::lethe;
+
+#include "lethe/Dialect/Lethe/IR/LetheInterfaces.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "lethe/Dialect/Lethe/IR/LetheOps.cpp.inc"

@@ -1,0 +1,15 @@
+//===- PoolingOps.cpp - Pooling ops ---------------------------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Verifiers, result-type inference and costs of the ops in
+// LethePoolingOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Dialect/Lethe/IR/LetheOps.h"
+
+using namespace mlir;
+using namespace mlir::lethe;
