@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 func.func @unary_integer(%x: tensor<4xi64>) -> tensor<4xi64> {
-  // expected-error @+1 {{operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi64>'}}
   %0 = lethe.relu %x : tensor<4xi64>
   return %0 : tensor<4xi64>
 }
@@ -79,7 +79,7 @@ func.func @where_element_types(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4
 // -----
 
 func.func @where_condition(%c: tensor<4xf32>, %a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{operand #0 must be statically shaped tensor of 1-bit signless integer values}}
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of i1, but got 'tensor<4xf32>'}}
   %0 = lethe.where %c, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }

@@ -48,14 +48,23 @@ def Lethe_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
 /// Element types a tensor may hold.
 def Lethe_Element : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I32, I64]>;
 
+/// A tensor constraint with a short summary: a statically shaped ranked
+/// tensor whose element type is one of `elementTypes`.
+class Lethe_TensorOf<list<Type> elementTypes, string summary>
+    : Type<StaticShapeTensorOf<elementTypes>.predicate, summary,
+           "::mlir::RankedTensorType">;
+
 /// A statically shaped tensor of floating-point elements.
-def Lethe_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+def Lethe_FloatTensor : Lethe_TensorOf<[F16, BF16, F32, F64],
+    "statically shaped tensor of f16, bf16, f32 or f64">;
 /// A statically shaped tensor of indices (class labels, gather indices).
-def Lethe_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+def Lethe_IndexTensor : Lethe_TensorOf<[I32, I64],
+    "statically shaped tensor of i32 or i64">;
 /// A statically shaped tensor of booleans.
-def Lethe_BoolTensor : StaticShapeTensorOf<[I1]>;
+def Lethe_BoolTensor : Lethe_TensorOf<[I1], "statically shaped tensor of i1">;
 /// A statically shaped tensor of any element type Lethe supports.
-def Lethe_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I8, I32, I64]>;
+def Lethe_Tensor : Lethe_TensorOf<[F16, BF16, F32, F64, I1, I8, I32, I64],
+    "statically shaped tensor of f16, bf16, f32, f64, i1, i8, i32 or i64">;
 
 //===----------------------------------------------------------------------===//
 // Op base classes
