@@ -1,0 +1,383 @@
+/*===- lethe_rt.h - The Lethe runtime C ABI -------------------------------===*\
+|*                                                                            *|
+|* Part of the Lethe project.                                                 *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+/*
+ * The C ABI that Lethe's reference interpreter (lethe-run) and its planned
+ * executables call. One entry per kernel; every kernel takes tensor
+ * descriptors whose shapes are static (known when the IR was compiled) and
+ * whose data is contiguous row-major. Attribute arguments mirror the `lethe`
+ * dialect's op attributes (ONNX semantics); where the dialect infers a result
+ * shape, the kernel reads it from the output descriptor.
+ *
+ * Backends: `cpu` (runtime/cpu; host memory, deterministic: the same inputs
+ * give the same bits, which recompute relies on) and, later, `cuda`.
+ *
+ * Errors: every kernel returns LETHE_RT_OK or LETHE_RT_ERROR; after an
+ * error, lethe_rt_last_error(context) returns a one-line message naming the
+ * kernel and the problem. Kernels never abort on bad arguments.
+ *
+ * Element types: f32 and f64 are computed in their own precision; f16 and
+ * bf16 are stored as such and computed in f32 (rounded to nearest even on
+ * store); i1 is one byte (0 or 1).
+ */
+
+#ifndef LETHE_RT_H
+#define LETHE_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Tensors and status
+ *===----------------------------------------------------------------------===*/
+
+typedef enum lethe_rt_dtype {
+  LETHE_RT_F16 = 0,
+  LETHE_RT_BF16 = 1,
+  LETHE_RT_F32 = 2,
+  LETHE_RT_F64 = 3,
+  LETHE_RT_I1 = 4,
+  LETHE_RT_I8 = 5,
+  LETHE_RT_I32 = 6,
+  LETHE_RT_I64 = 7,
+} lethe_rt_dtype;
+
+/* A view of a contiguous row-major tensor. `shape` has `rank` entries (none
+ * for a scalar); the descriptor does not own `data` or `shape`. */
+typedef struct lethe_rt_tensor {
+  void *data;
+  lethe_rt_dtype dtype;
+  int32_t rank;
+  const int64_t *shape;
+} lethe_rt_tensor;
+
+typedef enum lethe_rt_status {
+  LETHE_RT_OK = 0,
+  LETHE_RT_ERROR = 1,
+} lethe_rt_status;
+
+/* A runtime context: on the CPU backend it holds the last error and scratch
+ * memory; on the CUDA backend also the streams and library handles. A
+ * context is used by one thread at a time. */
+typedef struct lethe_rt_context lethe_rt_context;
+
+/* Creates a context; NULL when out of memory. */
+lethe_rt_context *lethe_rt_context_create(void);
+
+/* Destroys a context created by lethe_rt_context_create (NULL is a no-op). */
+void lethe_rt_context_destroy(lethe_rt_context *context);
+
+/* The message of the last error on `context` ("" if none). */
+const char *lethe_rt_last_error(const lethe_rt_context *context);
+
+/* Bytes one element of `dtype` occupies. */
+size_t lethe_rt_dtype_size(lethe_rt_dtype dtype);
+
+/* Number of elements of `tensor` (1 for a scalar). */
+int64_t lethe_rt_num_elements(const lethe_rt_tensor *tensor);
+
+/*===----------------------------------------------------------------------===*
+ * Elementwise
+ *===----------------------------------------------------------------------===*/
+
+typedef enum lethe_rt_unary_kind {
+  LETHE_RT_NEG,
+  LETHE_RT_RELU,
+  LETHE_RT_LEAKY_RELU, /* alpha: the negative slope */
+  LETHE_RT_SIGMOID,
+  LETHE_RT_TANH,
+  LETHE_RT_GELU,      /* exact, with erf */
+  LETHE_RT_GELU_TANH, /* the tanh approximation */
+  LETHE_RT_ERF,
+  LETHE_RT_EXP,
+  LETHE_RT_LOG,
+  LETHE_RT_SQRT,
+  LETHE_RT_CLIP, /* alpha: min, beta: max (-inf/+inf when absent) */
+} lethe_rt_unary_kind;
+
+/* out = f(in) elementwise; `in` and `out` have the same shape and a float
+ * dtype. `alpha` and `beta` are the parameters noted above (else ignored). */
+lethe_rt_status lethe_rt_unary(lethe_rt_context *context,
+                               lethe_rt_unary_kind kind, double alpha,
+                               double beta, const lethe_rt_tensor *in,
+                               const lethe_rt_tensor *out);
+
+typedef enum lethe_rt_binary_kind {
+  LETHE_RT_ADD,
+  LETHE_RT_SUB,
+  LETHE_RT_MUL,
+  LETHE_RT_DIV, /* integer division truncates toward zero */
+  LETHE_RT_POW,
+} lethe_rt_binary_kind;
+
+/* out = lhs (op) rhs with ONNX multidirectional broadcasting. */
+lethe_rt_status lethe_rt_binary(lethe_rt_context *context,
+                                lethe_rt_binary_kind kind,
+                                const lethe_rt_tensor *lhs,
+                                const lethe_rt_tensor *rhs,
+                                const lethe_rt_tensor *out);
+
+/* out = condition ? lhs : rhs, the three broadcast together. */
+lethe_rt_status lethe_rt_where(lethe_rt_context *context,
+                               const lethe_rt_tensor *condition,
+                               const lethe_rt_tensor *lhs,
+                               const lethe_rt_tensor *rhs,
+                               const lethe_rt_tensor *out);
+
+/* out = in converted to out's dtype (ONNX Cast: float to int truncates
+ * toward zero, anything to i1 is x != 0). */
+lethe_rt_status lethe_rt_cast(lethe_rt_context *context,
+                              const lethe_rt_tensor *in,
+                              const lethe_rt_tensor *out);
+
+/* out = in, element for element (reshape, flatten, squeeze, unsqueeze and
+ * the like, which change the shape but not the data). */
+lethe_rt_status lethe_rt_copy(lethe_rt_context *context,
+                              const lethe_rt_tensor *in,
+                              const lethe_rt_tensor *out);
+
+/*===----------------------------------------------------------------------===*
+ * Matrix products
+ *===----------------------------------------------------------------------===*/
+
+/* numpy matmul (ONNX MatMul), batch dimensions broadcast. */
+lethe_rt_status lethe_rt_matmul(lethe_rt_context *context,
+                                const lethe_rt_tensor *lhs,
+                                const lethe_rt_tensor *rhs,
+                                const lethe_rt_tensor *out);
+
+/* out = alpha * op(a) * op(b) + beta * c (ONNX Gemm); `c` may be NULL and
+ * broadcasts to out's (M, N). */
+lethe_rt_status lethe_rt_gemm(lethe_rt_context *context,
+                              const lethe_rt_tensor *a,
+                              const lethe_rt_tensor *b,
+                              const lethe_rt_tensor *c, double alpha,
+                              double beta, int trans_a, int trans_b,
+                              const lethe_rt_tensor *out);
+
+/*===----------------------------------------------------------------------===*
+ * Convolution and pooling (layout N, C, D1..Dn; n = rank - 2 spatial dims;
+ * `pads` has 2n entries, all begins then all ends)
+ *===----------------------------------------------------------------------===*/
+
+/* ONNX Conv; `bias` may be NULL. */
+lethe_rt_status lethe_rt_conv(lethe_rt_context *context,
+                              const lethe_rt_tensor *x,
+                              const lethe_rt_tensor *w,
+                              const lethe_rt_tensor *bias,
+                              const int64_t *strides, const int64_t *pads,
+                              const int64_t *dilations, int64_t group,
+                              const lethe_rt_tensor *out);
+
+/* ONNX ConvTranspose (output_shape already resolved into pads). */
+lethe_rt_status
+lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
+                        const lethe_rt_tensor *w, const lethe_rt_tensor *bias,
+                        const int64_t *strides, const int64_t *pads,
+                        const int64_t *dilations, const int64_t *output_padding,
+                        int64_t group, const lethe_rt_tensor *out);
+
+/* ONNX MaxPool (values only); padding never wins the max. The output shape
+ * (which encodes ceil_mode) is out's. */
+lethe_rt_status lethe_rt_max_pool(lethe_rt_context *context,
+                                  const lethe_rt_tensor *x,
+                                  const int64_t *kernel_shape,
+                                  const int64_t *strides, const int64_t *pads,
+                                  const int64_t *dilations,
+                                  const lethe_rt_tensor *out);
+
+/* ONNX AveragePool; with count_include_pad, padding counts in the divisor
+ * (but not the part of a ceil_mode window past the padded input). */
+lethe_rt_status lethe_rt_avg_pool(lethe_rt_context *context,
+                                  const lethe_rt_tensor *x,
+                                  const int64_t *kernel_shape,
+                                  const int64_t *strides, const int64_t *pads,
+                                  int count_include_pad,
+                                  const lethe_rt_tensor *out);
+
+/* ONNX GlobalAveragePool. */
+lethe_rt_status lethe_rt_global_avg_pool(lethe_rt_context *context,
+                                         const lethe_rt_tensor *x,
+                                         const lethe_rt_tensor *out);
+
+/*===----------------------------------------------------------------------===*
+ * Normalization, softmax, dropout
+ *===----------------------------------------------------------------------===*/
+
+/* ONNX BatchNormalization, inference: y = scale * (x - mean) /
+ * sqrt(var + epsilon) + bias, per channel (axis 1). */
+lethe_rt_status
+lethe_rt_batch_norm(lethe_rt_context *context, const lethe_rt_tensor *x,
+                    const lethe_rt_tensor *scale, const lethe_rt_tensor *bias,
+                    const lethe_rt_tensor *mean, const lethe_rt_tensor *var,
+                    double epsilon, const lethe_rt_tensor *y);
+
+/* ONNX BatchNormalization, training mode: normalizes with the batch's mean
+ * and population variance, and writes running_mean_out = running_mean *
+ * momentum + batch_mean * (1 - momentum) (likewise the variance),
+ * saved_mean = batch_mean, saved_inv_std = 1 / sqrt(batch_var + epsilon). */
+lethe_rt_status lethe_rt_batch_norm_train(
+    lethe_rt_context *context, const lethe_rt_tensor *x,
+    const lethe_rt_tensor *scale, const lethe_rt_tensor *bias,
+    const lethe_rt_tensor *running_mean, const lethe_rt_tensor *running_var,
+    double epsilon, double momentum, const lethe_rt_tensor *y,
+    const lethe_rt_tensor *running_mean_out,
+    const lethe_rt_tensor *running_var_out, const lethe_rt_tensor *saved_mean,
+    const lethe_rt_tensor *saved_inv_std);
+
+/* ONNX LayerNormalization over the dims from `axis` (normalized, >= 0) on;
+ * `bias` may be NULL; `mean` and `inv_std_dev` have x's shape with those
+ * dims set to 1. */
+lethe_rt_status lethe_rt_layer_norm(lethe_rt_context *context,
+                                    const lethe_rt_tensor *x,
+                                    const lethe_rt_tensor *scale,
+                                    const lethe_rt_tensor *bias, int64_t axis,
+                                    double epsilon, const lethe_rt_tensor *y,
+                                    const lethe_rt_tensor *mean,
+                                    const lethe_rt_tensor *inv_std_dev);
+
+/* Softmax (log_softmax when `log` is non-zero) along `axis` (>= 0). */
+lethe_rt_status lethe_rt_softmax(lethe_rt_context *context,
+                                 const lethe_rt_tensor *x, int64_t axis,
+                                 int log, const lethe_rt_tensor *out);
+
+/* Dropout. In training, element i is kept with probability 1 - ratio,
+ * decided by a counter-based generator keyed by (seed, step, i), and scaled
+ * by 1 / (1 - ratio); the same arguments give the same mask on any backend,
+ * which recompute relies on. Outside training out = x and the mask is all
+ * ones. `mask` (i1) may be NULL. */
+lethe_rt_status lethe_rt_dropout(lethe_rt_context *context,
+                                 const lethe_rt_tensor *x, double ratio,
+                                 uint64_t seed, uint64_t step, int training,
+                                 const lethe_rt_tensor *out,
+                                 const lethe_rt_tensor *mask);
+
+/*===----------------------------------------------------------------------===*
+ * Reductions
+ *===----------------------------------------------------------------------===*/
+
+typedef enum lethe_rt_reduce_kind {
+  LETHE_RT_REDUCE_SUM,
+  LETHE_RT_REDUCE_MEAN,
+  LETHE_RT_REDUCE_MAX,
+} lethe_rt_reduce_kind;
+
+/* Reduces x over `axes` (normalized, >= 0, `num_axes` of them; none means
+ * all). out has x's rank with those dims 1 (keepdims) or removed: its data
+ * layout is the same either way. */
+lethe_rt_status lethe_rt_reduce(lethe_rt_context *context,
+                                lethe_rt_reduce_kind kind,
+                                const lethe_rt_tensor *x, const int64_t *axes,
+                                int64_t num_axes, const lethe_rt_tensor *out);
+
+/*===----------------------------------------------------------------------===*
+ * Data movement
+ *===----------------------------------------------------------------------===*/
+
+/* out = x with its dims permuted: out dim i is x dim perm[i]. */
+lethe_rt_status lethe_rt_transpose(lethe_rt_context *context,
+                                   const lethe_rt_tensor *x,
+                                   const int64_t *perm,
+                                   const lethe_rt_tensor *out);
+
+/* Concatenates `num_inputs` tensors along `axis` (>= 0). */
+lethe_rt_status lethe_rt_concat(lethe_rt_context *context,
+                                const lethe_rt_tensor *const *inputs,
+                                int64_t num_inputs, int64_t axis,
+                                const lethe_rt_tensor *out);
+
+/* Splits x along `axis` (>= 0) into `num_outputs` consecutive pieces, the
+ * sizes being the outputs' dims along the axis. */
+lethe_rt_status lethe_rt_split(lethe_rt_context *context,
+                               const lethe_rt_tensor *x, int64_t axis,
+                               const lethe_rt_tensor *const *outputs,
+                               int64_t num_outputs);
+
+/* out[i0..] = x[starts[d] + i_d * steps[d] ...] for every dim d (starts
+ * already clamped and steps non-zero, one per dim of x). */
+lethe_rt_status lethe_rt_slice(lethe_rt_context *context,
+                               const lethe_rt_tensor *x, const int64_t *starts,
+                               const int64_t *steps,
+                               const lethe_rt_tensor *out);
+
+/* ONNX Gather along `axis` (>= 0); negative indices count from the end; an
+ * index out of range is an error. */
+lethe_rt_status lethe_rt_gather(lethe_rt_context *context,
+                                const lethe_rt_tensor *data,
+                                const lethe_rt_tensor *indices, int64_t axis,
+                                const lethe_rt_tensor *out);
+
+/* Broadcasts x to out's shape (ONNX Expand). */
+lethe_rt_status lethe_rt_expand(lethe_rt_context *context,
+                                const lethe_rt_tensor *x,
+                                const lethe_rt_tensor *out);
+
+typedef enum lethe_rt_coordinate_mode {
+  LETHE_RT_HALF_PIXEL,
+  LETHE_RT_ASYMMETRIC,
+  LETHE_RT_ALIGN_CORNERS,
+  LETHE_RT_PYTORCH_HALF_PIXEL,
+  LETHE_RT_TF_HALF_PIXEL_FOR_NEAREST,
+} lethe_rt_coordinate_mode;
+
+typedef enum lethe_rt_nearest_mode {
+  LETHE_RT_ROUND_PREFER_FLOOR,
+  LETHE_RT_ROUND_PREFER_CEIL,
+  LETHE_RT_FLOOR,
+  LETHE_RT_CEIL,
+} lethe_rt_nearest_mode;
+
+/* ONNX Resize, mode nearest, with one scale per dim of x. */
+lethe_rt_status lethe_rt_resize_nearest(lethe_rt_context *context,
+                                        const lethe_rt_tensor *x,
+                                        const double *scales,
+                                        lethe_rt_coordinate_mode coordinates,
+                                        lethe_rt_nearest_mode nearest,
+                                        const lethe_rt_tensor *out);
+
+/*===----------------------------------------------------------------------===*
+ * Losses (reduction: none, sum or mean; the weighted mean divides by the sum
+ * of the weights of the counted elements, as ONNX does)
+ *===----------------------------------------------------------------------===*/
+
+typedef enum lethe_rt_reduction {
+  LETHE_RT_REDUCTION_NONE,
+  LETHE_RT_REDUCTION_SUM,
+  LETHE_RT_REDUCTION_MEAN,
+} lethe_rt_reduction;
+
+/* ONNX SoftmaxCrossEntropyLoss: scores (N, C, D...), labels (N, D...),
+ * `weights` (C) may be NULL; elements whose label equals ignore_index (when
+ * has_ignore_index) count for nothing. Writes the loss and log_prob (the
+ * log-softmax of the scores along axis 1). */
+lethe_rt_status lethe_rt_softmax_cross_entropy(
+    lethe_rt_context *context, const lethe_rt_tensor *scores,
+    const lethe_rt_tensor *labels, const lethe_rt_tensor *weights,
+    lethe_rt_reduction reduction, int has_ignore_index, int64_t ignore_index,
+    const lethe_rt_tensor *loss, const lethe_rt_tensor *log_prob);
+
+/* ONNX NegativeLogLikelihoodLoss on log-probabilities (N, C, D...). */
+lethe_rt_status lethe_rt_nll(lethe_rt_context *context,
+                             const lethe_rt_tensor *input,
+                             const lethe_rt_tensor *target,
+                             const lethe_rt_tensor *weight,
+                             lethe_rt_reduction reduction, int has_ignore_index,
+                             int64_t ignore_index, const lethe_rt_tensor *loss);
+
+/* Mean squared error (PyTorch's MSELoss): (a - b)^2 reduced. */
+lethe_rt_status lethe_rt_mse(lethe_rt_context *context,
+                             const lethe_rt_tensor *a, const lethe_rt_tensor *b,
+                             lethe_rt_reduction reduction,
+                             const lethe_rt_tensor *loss);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LETHE_RT_H */

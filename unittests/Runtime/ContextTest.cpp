@@ -1,0 +1,76 @@
+//===- ContextTest.cpp - Context, errors and element types ----------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuRuntime.h"
+#include "RuntimeTestUtils.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace lethe::rt;
+using namespace lethe::rt::testing;
+
+namespace {
+
+using ContextTest = RuntimeTest;
+
+TEST_F(ContextTest, ErrorsNameTheKernelAndTheProblem) {
+  EXPECT_STREQ(lethe_rt_last_error(context), "");
+  OwnedTensor<float> in({2, 3}, LETHE_RT_F32);
+  OwnedTensor<int64_t> out({6}, LETHE_RT_I64);
+  lethe_rt_tensor inView = in.view(), outView = out.view();
+  EXPECT_EQ(lethe_rt_copy(context, &inView, &outView), LETHE_RT_ERROR);
+  EXPECT_EQ(lastError(), "lethe_rt_copy: out must be f32, got i64");
+  EXPECT_EQ(lethe_rt_copy(context, nullptr, &outView), LETHE_RT_ERROR);
+  EXPECT_EQ(lastError(), "lethe_rt_copy: in is missing (null descriptor)");
+}
+
+TEST_F(ContextTest, DtypeSizes) {
+  EXPECT_EQ(lethe_rt_dtype_size(LETHE_RT_F16), 2u);
+  EXPECT_EQ(lethe_rt_dtype_size(LETHE_RT_BF16), 2u);
+  EXPECT_EQ(lethe_rt_dtype_size(LETHE_RT_F32), 4u);
+  EXPECT_EQ(lethe_rt_dtype_size(LETHE_RT_F64), 8u);
+  EXPECT_EQ(lethe_rt_dtype_size(LETHE_RT_I1), 1u);
+  EXPECT_EQ(lethe_rt_dtype_size(LETHE_RT_I64), 8u);
+}
+
+// Every f16 bit pattern converts to float and back unchanged (NaNs stay NaN).
+TEST(HalfTest, RoundTripsEveryBitPattern) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    Half half{static_cast<uint16_t>(bits)};
+    float value = halfToFloat(half);
+    if (std::isnan(value)) {
+      EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(value))));
+      continue;
+    }
+    EXPECT_EQ(floatToHalf(value).bits, half.bits) << "bits " << bits;
+  }
+}
+
+TEST(HalfTest, RoundsToNearestEven) {
+  // 1 + 2^-11 lies halfway between 1 and the next half (1 + 2^-10): ties to
+  // the even one, 1. 1 + 3 * 2^-11 ties between 1 + 2^-10 and 1 + 2^-9: even
+  // is 1 + 2^-9.
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)).bits, 0x3c00);
+  EXPECT_EQ(floatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)).bits, 0x3c02);
+  EXPECT_EQ(floatToHalf(65504.0f).bits, 0x7bff); // largest half
+  EXPECT_EQ(floatToHalf(70000.0f).bits, 0x7c00); // overflows to infinity
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)).bits, 0x0001); // subnormal
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -26)).bits, 0x0000); // underflow
+  EXPECT_EQ(floatToHalf(-0.0f).bits, 0x8000);
+}
+
+TEST(BFloat16Test, RoundsToNearestEven) {
+  EXPECT_EQ(floatToBFloat16(1.0f).bits, 0x3f80);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even (1).
+  EXPECT_EQ(floatToBFloat16(1.0f + std::ldexp(1.0f, -8)).bits, 0x3f80);
+  EXPECT_EQ(floatToBFloat16(1.0f + 3 * std::ldexp(1.0f, -8)).bits, 0x3f82);
+  EXPECT_EQ(bfloat16ToFloat(BFloat16{0x4049}), 3.140625f);
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(
+      floatToBFloat16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+} // namespace
