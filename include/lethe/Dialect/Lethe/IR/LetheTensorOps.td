@@ -1,4 +1,4 @@
-//===- LetheTensorOps.td - Constants, shape and data movement -*- tablegen -*-===//
+//===- LetheTensorOps.td - Constants, shape, data movement -*- tablegen -*-===//
 //
 // Part of the Lethe project.
 //
@@ -146,8 +146,9 @@ def Lethe_SplitOp : Lethe_DataMovementOp<"split"> {
 }
 
 def Lethe_SliceOp
-    : Lethe_DataMovementOp<"slice", [DeclareOpInterfaceMethods<
-                                        Lethe_CostOpInterface, ["getBytesRead"]>]> {
+    : Lethe_DataMovementOp<"slice",
+                           [DeclareOpInterfaceMethods<Lethe_CostOpInterface,
+                                                      ["getBytesRead"]>]> {
   let summary = "strided slice";
   let description = [{
     Takes, along each axis `axes[i]`, the elements from `starts[i]` towards
@@ -174,8 +175,9 @@ def Lethe_SliceOp
 }
 
 def Lethe_GatherOp
-    : Lethe_DataMovementOp<"gather", [DeclareOpInterfaceMethods<
-                                         Lethe_CostOpInterface, ["getBytesRead"]>]> {
+    : Lethe_DataMovementOp<"gather",
+                           [DeclareOpInterfaceMethods<Lethe_CostOpInterface,
+                                                      ["getBytesRead"]>]> {
   let summary = "gather slices along an axis";
   let description = [{
     Takes, for each entry of `indices`, the slice of `data` at that index
