@@ -166,6 +166,374 @@ func.func @matmul_element_types(%a: tensor<4x8xf32>, %b: tensor<8x4xf64>) -> ten
 
 // (section Tensor: cases go below this line)
 
+// -----
+
+func.func @constant_element_type() -> tensor<4xi16> {
+  // expected-error @+1 {{result #0 must be statically shaped tensor of}}
+  %0 = lethe.constant dense<1> : tensor<4xi16>
+  return %0 : tensor<4xi16>
+}
+
+// -----
+
+func.func @constant_result_type() -> tensor<2xf32> {
+  // expected-error @+1 {{'lethe.constant' op result type 'tensor<2xf32>' differs from the inferred 'tensor<4xf32>'}}
+  %0 = "lethe.constant"() <{value = dense<1.0> : tensor<4xf32>}> : () -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @reshape_two_inferred(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  // expected-error @+1 {{'lethe.reshape' op shape [2, -1, -1] has more than one -1}}
+  %0 = lethe.reshape %x {shape = array<i64: 2, -1, -1>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+func.func @reshape_negative(%x: tensor<2x3x4xf32>) -> tensor<2x12xf32> {
+  // expected-error @+1 {{'lethe.reshape' op shape[1] is -12, but dimensions must be >= 0 or -1}}
+  %0 = lethe.reshape %x {shape = array<i64: 2, -12>} : (tensor<2x3x4xf32>) -> tensor<2x12xf32>
+  return %0 : tensor<2x12xf32>
+}
+
+// -----
+
+func.func @reshape_allowzero_inferred(%x: tensor<0x4xf32>) -> tensor<0x4xf32> {
+  // expected-error @+1 {{'lethe.reshape' op shape [0, -1] has both 0 and -1, which allowzero forbids}}
+  %0 = lethe.reshape %x {allowzero, shape = array<i64: 0, -1>} : (tensor<0x4xf32>) -> tensor<0x4xf32>
+  return %0 : tensor<0x4xf32>
+}
+
+// -----
+
+func.func @reshape_copy_rank(%x: tensor<24xf32>) -> tensor<24x1xf32> {
+  // expected-error @+1 {{'lethe.reshape' op shape[1] is 0, which copies the input dimension at that index, but the input 'tensor<24xf32>' has rank 1}}
+  %0 = lethe.reshape %x {shape = array<i64: 24, 0>} : (tensor<24xf32>) -> tensor<24x1xf32>
+  return %0 : tensor<24x1xf32>
+}
+
+// -----
+
+func.func @reshape_inferred_empty(%x: tensor<0x4xf32>) -> tensor<0x4xf32> {
+  // expected-error @+1 {{'lethe.reshape' op cannot infer the -1 in shape [0, -1]: the other dimensions have 0 elements}}
+  %0 = lethe.reshape %x {shape = array<i64: 0, -1>} : (tensor<0x4xf32>) -> tensor<0x4xf32>
+  return %0 : tensor<0x4xf32>
+}
+
+// -----
+
+func.func @reshape_inferred_count(%x: tensor<2x3x4xf32>) -> tensor<5x5xf32> {
+  // expected-error @+1 {{'lethe.reshape' op cannot infer the -1 in shape [5, -1]: the input 'tensor<2x3x4xf32>' has 24 elements, not a multiple of 5 (the product of the other dimensions)}}
+  %0 = lethe.reshape %x {shape = array<i64: 5, -1>} : (tensor<2x3x4xf32>) -> tensor<5x5xf32>
+  return %0 : tensor<5x5xf32>
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<2x3x4xf32>) -> tensor<2x0x5xf32> {
+  // expected-error @+1 {{'lethe.reshape' op shape [0, 0, 5] has 30 elements, but the input 'tensor<2x3x4xf32>' has 24}}
+  %0 = lethe.reshape %x {shape = array<i64: 0, 0, 5>} : (tensor<2x3x4xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}
+
+// -----
+
+func.func @reshape_overflow(%x: tensor<2x3x4xf32>) -> tensor<24xf32> {
+  // expected-error @+1 {{'lethe.reshape' op shape [4294967296, 4294967296, -1] has more elements than int64 can count}}
+  %0 = lethe.reshape %x {shape = array<i64: 4294967296, 4294967296, -1>} : (tensor<2x3x4xf32>) -> tensor<24xf32>
+  return %0 : tensor<24xf32>
+}
+
+// -----
+
+func.func @reshape_result(%x: tensor<2x3x4xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{'lethe.reshape' op result type 'tensor<4x6xf32>' differs from the inferred 'tensor<6x4xf32>'}}
+  %0 = lethe.reshape %x {shape = array<i64: 6, 4>} : (tensor<2x3x4xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @flatten_axis(%x: tensor<2x3x4xf32>) -> tensor<24x1xf32> {
+  // expected-error @+1 {{'lethe.flatten' op axis -4 is out of range [-3, 3] for rank 3}}
+  %0 = lethe.flatten %x {axis = -4 : i64} : (tensor<2x3x4xf32>) -> tensor<24x1xf32>
+  return %0 : tensor<24x1xf32>
+}
+
+// -----
+
+func.func @transpose_length(%x: tensor<2x3x4xf32>) -> tensor<3x2x4xf32> {
+  // expected-error @+1 {{'lethe.transpose' op perm [1, 0] has 2 entries, but the input 'tensor<2x3x4xf32>' has rank 3}}
+  %0 = lethe.transpose %x {perm = array<i64: 1, 0>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+  return %0 : tensor<3x2x4xf32>
+}
+
+// -----
+
+func.func @transpose_range(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'lethe.transpose' op perm entry -1 is out of range [0, 2)}}
+  %0 = lethe.transpose %x {perm = array<i64: -1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @transpose_repeated(%x: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  // expected-error @+1 {{'lethe.transpose' op perm [0, 1, 0] is not a permutation: 0 appears twice}}
+  %0 = lethe.transpose %x {perm = array<i64: 0, 1, 0>} : (tensor<2x3x4xf32>) -> tensor<2x3x2xf32>
+  return %0 : tensor<2x3x2xf32>
+}
+
+// -----
+
+func.func @concat_empty() -> tensor<2xf32> {
+  // expected-error @+1 {{'lethe.concat' op needs at least one input}}
+  %0 = lethe.concat {axis = 0 : i64} : () -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @concat_axis(%a: tensor<2x3xf32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{'lethe.concat' op axis 2 is out of range for rank 2}}
+  %0 = lethe.concat %a, %a {axis = 2 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @concat_element_type(%a: tensor<2x3xf32>, %b: tensor<2x3xf16>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{'lethe.concat' op input #1 has element type 'f16', but input #0 has 'f32'}}
+  %0 = lethe.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf16>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<2x3x1xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'lethe.concat' op input #2 'tensor<2x3x1xf32>' has rank 3, but input #0 'tensor<2x3xf32>' has rank 2}}
+  %0 = lethe.concat %a, %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3x1xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @concat_dims(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'lethe.concat' op input #1 'tensor<2x4xf32>' has size 4 in dimension 1, but input #0 'tensor<2x3xf32>' has size 3 (only the concatenation axis 0 may differ)}}
+  %0 = lethe.concat %a, %b {axis = -2 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @split_empty(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'lethe.split' op split must have at least one size}}
+  lethe.split %x {split = array<i64>} : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @split_negative(%x: tensor<4xf32>) -> (tensor<6xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{'lethe.split' op split[1] is -2, but sizes must be non-negative}}
+  %0:2 = "lethe.split"(%x) <{axis = 0 : i64, split = array<i64: 6, -2>}> : (tensor<4xf32>) -> (tensor<6xf32>, tensor<4xf32>)
+  return %0#0, %0#1 : tensor<6xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @split_sum(%x: tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x5xf32>) {
+  // expected-error @+1 {{'lethe.split' op split sizes [2, 5] sum to 7, but dimension 1 of the input 'tensor<4x8xf32>' has size 8}}
+  %0:2 = lethe.split %x {axis = -1 : i64, split = array<i64: 2, 5>} : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x5xf32>)
+  return %0#0, %0#1 : tensor<4x2xf32>, tensor<4x5xf32>
+}
+
+// -----
+
+func.func @split_overflow(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{'lethe.split' op split sizes [4611686018427387904, 4611686018427387904] sum to more than int64 can count}}
+  %0:2 = "lethe.split"(%x) <{axis = 0 : i64, split = array<i64: 4611686018427387904, 4611686018427387904>}> : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @split_results(%x: tensor<4xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'lethe.split' op result type 'tensor<2xf32>' differs from the inferred 'tensor<2xf32>', 'tensor<2xf32>'}}
+  %0 = lethe.split %x {split = array<i64: 2, 2>} : (tensor<4xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @split_axis(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'lethe.split' op axis 1 is out of range for rank 1}}
+  %0 = lethe.split %x {axis = 1 : i64, split = array<i64: 4>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @slice_lengths(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'lethe.slice' op starts, ends, axes and steps have 1, 1, 2 and 1 entries, but they must have the same length}}
+  %0 = lethe.slice %x {starts = array<i64: 1>, ends = array<i64: 3>, axes = array<i64: 0, 1>, steps = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @slice_axis(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'lethe.slice' op axis -3 is out of range for rank 2}}
+  %0 = lethe.slice %x {starts = array<i64: 1>, ends = array<i64: 3>, axes = array<i64: -3>, steps = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @slice_repeated_axis(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'lethe.slice' op axes [1, -1] name dimension 1 twice}}
+  %0 = lethe.slice %x {starts = array<i64: 0, 0>, ends = array<i64: 2, 2>, axes = array<i64: 1, -1>, steps = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @slice_step(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'lethe.slice' op steps[1] is 0, but steps must be non-zero}}
+  %0 = lethe.slice %x {starts = array<i64: 0, 0>, ends = array<i64: 4, 2>, axes = array<i64: 0, 1>, steps = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @slice_result(%x: tensor<4x8xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'lethe.slice' op result type 'tensor<4x3xf32>' differs from the inferred 'tensor<4x4xf32>'}}
+  %0 = lethe.slice %x {starts = array<i64: -1>, ends = array<i64: -9223372036854775808>, axes = array<i64: 1>, steps = array<i64: -2>} : (tensor<4x8xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @gather_axis(%data: tensor<10x4xf32>, %i: tensor<3xi64>) -> tensor<10x3xf32> {
+  // expected-error @+1 {{'lethe.gather' op axis 2 is out of range for rank 2}}
+  %0 = lethe.gather %data, %i {axis = 2 : i64} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<10x3xf32>
+  return %0 : tensor<10x3xf32>
+}
+
+// -----
+
+func.func @gather_indices(%data: tensor<10x4xf32>, %i: tensor<3xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{operand #1 must be statically shaped tensor of i32 or i64}}
+  %0 = lethe.gather %data, %i : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @squeeze_size(%x: tensor<1x3x1xf32>) -> tensor<1x1xf32> {
+  // expected-error @+1 {{'lethe.squeeze' op dimension 1 of the input 'tensor<1x3x1xf32>' has size 3, not 1, so it cannot be squeezed}}
+  %0 = lethe.squeeze %x {axes = array<i64: 1>} : (tensor<1x3x1xf32>) -> tensor<1x1xf32>
+  return %0 : tensor<1x1xf32>
+}
+
+// -----
+
+func.func @squeeze_axis(%x: tensor<1x3x1xf32>) -> tensor<3x1xf32> {
+  // expected-error @+1 {{'lethe.squeeze' op axis 3 is out of range for rank 3}}
+  %0 = lethe.squeeze %x {axes = array<i64: 3>} : (tensor<1x3x1xf32>) -> tensor<3x1xf32>
+  return %0 : tensor<3x1xf32>
+}
+
+// -----
+
+func.func @squeeze_result(%x: tensor<1x3x1xf32>) -> tensor<3x1xf32> {
+  // expected-error @+1 {{'lethe.squeeze' op result type 'tensor<3x1xf32>' differs from the inferred 'tensor<3xf32>'}}
+  %0 = lethe.squeeze %x : (tensor<1x3x1xf32>) -> tensor<3x1xf32>
+  return %0 : tensor<3x1xf32>
+}
+
+// -----
+
+func.func @unsqueeze_axis(%x: tensor<3x4xf32>) -> tensor<3x4x1xf32> {
+  // expected-error @+1 {{'lethe.unsqueeze' op result axis 3 is out of range for rank 3}}
+  %0 = lethe.unsqueeze %x {axes = array<i64: 3>} : (tensor<3x4xf32>) -> tensor<3x4x1xf32>
+  return %0 : tensor<3x4x1xf32>
+}
+
+// -----
+
+func.func @unsqueeze_repeated(%x: tensor<3x4xf32>) -> tensor<3x4x1x1xf32> {
+  // expected-error @+1 {{'lethe.unsqueeze' op axes [3, -1] name dimension 3 twice}}
+  %0 = lethe.unsqueeze %x {axes = array<i64: 3, -1>} : (tensor<3x4xf32>) -> tensor<3x4x1x1xf32>
+  return %0 : tensor<3x4x1x1xf32>
+}
+
+// -----
+
+func.func @expand_negative(%x: tensor<3x1xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{'lethe.expand' op shape[0] is -1, but dimensions must be non-negative}}
+  %0 = lethe.expand %x {shape = array<i64: -1, 4>} : (tensor<3x1xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @expand_broadcast(%x: tensor<3x1xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'lethe.expand' op input 'tensor<3x1xf32>' and shape [2, 4] do not broadcast}}
+  %0 = lethe.expand %x {shape = array<i64: 2, 4>} : (tensor<3x1xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @resize_rank(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32> {
+  // expected-error @+1 {{'lethe.resize' op scales has 2 entries, but the input 'tensor<1x3x8x8xf32>' has rank 4}}
+  %0 = lethe.resize %x {scales = array<f64: 2.0, 2.0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
+  return %0 : tensor<1x3x16x16xf32>
+}
+
+// -----
+
+func.func @resize_scale(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32> {
+  // expected-error @+1 {{'lethe.resize' op scales[1] is 0.000000e+00, but scales must be positive and finite}}
+  %0 = lethe.resize %x {scales = array<f64: 1.0, 0.0, 2.0, 2.0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
+  return %0 : tensor<1x3x16x16xf32>
+}
+
+// -----
+
+func.func @resize_empty(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x0x8xf32> {
+  // expected-error @+1 {{'lethe.resize' op scales[2] = 1.000000e-01 resizes dimension 2 of size 8 to 0 elements}}
+  %0 = lethe.resize %x {scales = array<f64: 1.0, 1.0, 0.1, 1.0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x0x8xf32>
+  return %0 : tensor<1x3x0x8xf32>
+}
+
+// -----
+
+func.func @resize_overflow(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
+  // expected-error @+1 {{'lethe.resize' op scales[3] = 1.000000e+300 resizes dimension 3 of size 8 beyond the range of int64}}
+  %0 = lethe.resize %x {scales = array<f64: 1.0, 1.0, 1.0, 1.0e300>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32>
+  return %0 : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+func.func @resize_transformation(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32> {
+  // expected-error @+1 {{'lethe.resize' op coordinate_transformation_mode must be "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel" or "tf_half_pixel_for_nearest", got "tf_crop_and_resize"}}
+  %0 = lethe.resize %x {coordinate_transformation_mode = "tf_crop_and_resize", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
+  return %0 : tensor<1x3x16x16xf32>
+}
+
+// -----
+
+func.func @resize_nearest_mode(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32> {
+  // expected-error @+1 {{'lethe.resize' op nearest_mode must be "round_prefer_floor", "round_prefer_ceil", "floor" or "ceil", got "round"}}
+  %0 = lethe.resize %x {nearest_mode = "round", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
+  return %0 : tensor<1x3x16x16xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//

@@ -121,6 +121,179 @@ func.func @matmul(%a: tensor<2x4x8xf32>, %b: tensor<8x16xf32>, %v: tensor<8xf32>
 
 // (section Tensor: cases go below this line)
 
+// CHECK-LABEL: func.func @constant
+func.func @constant() -> (tensor<4xf32>, tensor<2x2xi64>, tensor<i1>, tensor<2xf32>) {
+  // CHECK: lethe.constant dense<1.000000e+00> : tensor<4xf32>
+  %0 = lethe.constant dense<1.0> : tensor<4xf32>
+  // CHECK: lethe.constant dense<{{\[\[}}1, 2], [3, 4]]> : tensor<2x2xi64>
+  %1 = lethe.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi64>
+  // CHECK: lethe.constant dense<true> : tensor<i1>
+  %2 = lethe.constant dense<true> : tensor<i1>
+  // CHECK: lethe.constant dense_resource<tensor_weight> : tensor<2xf32>
+  %3 = lethe.constant dense_resource<tensor_weight> : tensor<2xf32>
+  return %0, %1, %2, %3 : tensor<4xf32>, tensor<2x2xi64>, tensor<i1>, tensor<2xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      tensor_weight: "0x040000000000803F00000040"
+    }
+  }
+#-}
+
+// CHECK-LABEL: func.func @reshape
+func.func @reshape(%x: tensor<2x3x4xf32>, %e: tensor<0x3xf32>, %s: tensor<f32>) -> tensor<2x12xf32> {
+  // CHECK: lethe.reshape %{{.*}} {shape = array<i64: 0, -1>} : (tensor<2x3x4xf32>) -> tensor<2x12xf32>
+  %0 = lethe.reshape %x {shape = array<i64: 0, -1>} : (tensor<2x3x4xf32>) -> tensor<2x12xf32>
+  // CHECK: lethe.reshape %{{.*}} {shape = array<i64: 4, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+  %1 = lethe.reshape %x {shape = array<i64: 4, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+  // CHECK: lethe.reshape %{{.*}} {shape = array<i64: -1>} : (tensor<2x3x4xf32>) -> tensor<24xf32>
+  %2 = lethe.reshape %x {shape = array<i64: -1>} : (tensor<2x3x4xf32>) -> tensor<24xf32>
+  // CHECK: lethe.reshape %{{.*}} {allowzero, shape = array<i64: 3, 0>} : (tensor<0x3xf32>) -> tensor<3x0xf32>
+  %3 = lethe.reshape %e {allowzero, shape = array<i64: 3, 0>} : (tensor<0x3xf32>) -> tensor<3x0xf32>
+  // CHECK: lethe.reshape %{{.*}} {shape = array<i64: 0, 3>} : (tensor<0x3xf32>) -> tensor<0x3xf32>
+  %4 = lethe.reshape %e {shape = array<i64: 0, 3>} : (tensor<0x3xf32>) -> tensor<0x3xf32>
+  // CHECK: lethe.reshape %{{.*}} {shape = array<i64: 1, 1>} : (tensor<f32>) -> tensor<1x1xf32>
+  %5 = lethe.reshape %s {shape = array<i64: 1, 1>} : (tensor<f32>) -> tensor<1x1xf32>
+  // CHECK: lethe.reshape %{{.*}} {shape = array<i64>} : (tensor<1x1xf32>) -> tensor<f32>
+  %6 = lethe.reshape %5 {shape = array<i64>} : (tensor<1x1xf32>) -> tensor<f32>
+  return %0 : tensor<2x12xf32>
+}
+
+// CHECK-LABEL: func.func @flatten_transpose
+func.func @flatten_transpose(%x: tensor<2x3x4x5xf32>, %s: tensor<f32>) -> tensor<2x60xf32> {
+  // CHECK: lethe.flatten %{{.*}} : (tensor<2x3x4x5xf32>) -> tensor<2x60xf32>
+  %0 = lethe.flatten %x : (tensor<2x3x4x5xf32>) -> tensor<2x60xf32>
+  // CHECK: lethe.flatten %{{.*}} {axis = 0 : i64} : (tensor<2x3x4x5xf32>) -> tensor<1x120xf32>
+  %1 = lethe.flatten %x {axis = 0 : i64} : (tensor<2x3x4x5xf32>) -> tensor<1x120xf32>
+  // CHECK: lethe.flatten %{{.*}} {axis = 4 : i64} : (tensor<2x3x4x5xf32>) -> tensor<120x1xf32>
+  %2 = lethe.flatten %x {axis = 4 : i64} : (tensor<2x3x4x5xf32>) -> tensor<120x1xf32>
+  // CHECK: lethe.flatten %{{.*}} {axis = -1 : i64} : (tensor<2x3x4x5xf32>) -> tensor<24x5xf32>
+  %3 = lethe.flatten %x {axis = -1 : i64} : (tensor<2x3x4x5xf32>) -> tensor<24x5xf32>
+  // CHECK: lethe.flatten %{{.*}} {axis = 0 : i64} : (tensor<f32>) -> tensor<1x1xf32>
+  %4 = lethe.flatten %s {axis = 0 : i64} : (tensor<f32>) -> tensor<1x1xf32>
+  // CHECK: lethe.transpose %{{.*}} {perm = array<i64: 3, 2, 1, 0>} : (tensor<2x3x4x5xf32>) -> tensor<5x4x3x2xf32>
+  %5 = lethe.transpose %x {perm = array<i64: 3, 2, 1, 0>} : (tensor<2x3x4x5xf32>) -> tensor<5x4x3x2xf32>
+  // CHECK: lethe.transpose %{{.*}} {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32>
+  %6 = lethe.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32>
+  // CHECK: lethe.transpose %{{.*}} {perm = array<i64>} : (tensor<f32>) -> tensor<f32>
+  %7 = lethe.transpose %s {perm = array<i64>} : (tensor<f32>) -> tensor<f32>
+  return %0 : tensor<2x60xf32>
+}
+
+// CHECK-LABEL: func.func @concat_split
+func.func @concat_split(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>, %c: tensor<4x3xf32>,
+                        %d: tensor<4x6xf32>, %i: tensor<6xi64>) -> tensor<2x8xf32> {
+  // CHECK: lethe.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  %0 = lethe.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  // CHECK: lethe.concat %{{.*}}, %{{.*}}, %{{.*}} {axis = -2 : i64} : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<8x3xf32>
+  %1 = lethe.concat %a, %c, %a {axis = -2 : i64} : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<8x3xf32>
+  // CHECK: lethe.concat %{{.*}} {axis = 0 : i64} : (tensor<6xi64>) -> tensor<6xi64>
+  %2 = lethe.concat %i {axis = 0 : i64} : (tensor<6xi64>) -> tensor<6xi64>
+  // CHECK: lethe.split %{{.*}} {axis = 1 : i64, split = array<i64: 2, 6>} : (tensor<2x8xf32>) -> (tensor<2x2xf32>, tensor<2x6xf32>)
+  %3:2 = lethe.split %0 {axis = 1 : i64, split = array<i64: 2, 6>} : (tensor<2x8xf32>) -> (tensor<2x2xf32>, tensor<2x6xf32>)
+  // CHECK: lethe.split %{{.*}} {split = array<i64: 2, 2, 2>} : (tensor<6xi64>) -> (tensor<2xi64>, tensor<2xi64>, tensor<2xi64>)
+  %4:3 = lethe.split %i {split = array<i64: 2, 2, 2>} : (tensor<6xi64>) -> (tensor<2xi64>, tensor<2xi64>, tensor<2xi64>)
+  // CHECK: lethe.split %{{.*}} {axis = -1 : i64, split = array<i64: 3, 0, 3>} : (tensor<4x6xf32>) -> (tensor<4x3xf32>, tensor<4x0xf32>, tensor<4x3xf32>)
+  %5:3 = lethe.split %d {axis = -1 : i64, split = array<i64: 3, 0, 3>} : (tensor<4x6xf32>) -> (tensor<4x3xf32>, tensor<4x0xf32>, tensor<4x3xf32>)
+  // CHECK: lethe.split %{{.*}} {split = array<i64: 6>} : (tensor<6xi64>) -> tensor<6xi64>
+  %6 = lethe.split %i {split = array<i64: 6>} : (tensor<6xi64>) -> tensor<6xi64>
+  return %0 : tensor<2x8xf32>
+}
+
+// CHECK-LABEL: func.func @slice
+func.func @slice(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  // CHECK: lethe.slice %{{.*}} {axes = array<i64: 0>, ends = array<i64: 3>, starts = array<i64: 1>, steps = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+  %0 = lethe.slice %x {starts = array<i64: 1>, ends = array<i64: 3>, axes = array<i64: 0>, steps = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+  // Reverse the last axis: INT64_MIN as end means "past the beginning".
+  // CHECK: lethe.slice %{{.*}} {axes = array<i64: -1>, ends = array<i64: -9223372036854775808>, starts = array<i64: -1>, steps = array<i64: -1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = lethe.slice %x {starts = array<i64: -1>, ends = array<i64: -9223372036854775808>, axes = array<i64: -1>, steps = array<i64: -1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  // INT64_MAX as end means "to the end"; ceil(6 / 4) = 2.
+  // CHECK: lethe.slice %{{.*}} {axes = array<i64: 1>, ends = array<i64: 9223372036854775807>, starts = array<i64: 2>, steps = array<i64: 4>} : (tensor<4x8xf32>) -> tensor<4x2xf32>
+  %2 = lethe.slice %x {starts = array<i64: 2>, ends = array<i64: 9223372036854775807>, axes = array<i64: 1>, steps = array<i64: 4>} : (tensor<4x8xf32>) -> tensor<4x2xf32>
+  // A negative step from INT64_MAX (clamped to 7) to INT64_MIN (clamped to
+  // -1): ceil(8 / 3) = 3. Out-of-range bounds clamp on axis 0.
+  // CHECK: lethe.slice %{{.*}} {axes = array<i64: 1, 0>, ends = array<i64: -9223372036854775808, 100>, starts = array<i64: 9223372036854775807, -100>, steps = array<i64: -3, 1>} : (tensor<4x8xf32>) -> tensor<4x3xf32>
+  %3 = lethe.slice %x {starts = array<i64: 9223372036854775807, -100>, ends = array<i64: -9223372036854775808, 100>, axes = array<i64: 1, 0>, steps = array<i64: -3, 1>} : (tensor<4x8xf32>) -> tensor<4x3xf32>
+  // With a negative step, end -1 is index 7 (not "before the first"): empty.
+  // CHECK: lethe.slice %{{.*}} {axes = array<i64: 1>, ends = array<i64: -1>, starts = array<i64: 7>, steps = array<i64: -1>} : (tensor<4x8xf32>) -> tensor<4x0xf32>
+  %4 = lethe.slice %x {starts = array<i64: 7>, ends = array<i64: -1>, axes = array<i64: 1>, steps = array<i64: -1>} : (tensor<4x8xf32>) -> tensor<4x0xf32>
+  // Start after end with a positive step: empty. A huge step takes one element.
+  // CHECK: lethe.slice %{{.*}} {axes = array<i64: 0, 1>, ends = array<i64: 1, 8>, starts = array<i64: 3, 0>, steps = array<i64: 1, 9223372036854775807>} : (tensor<4x8xf32>) -> tensor<0x1xf32>
+  %5 = lethe.slice %x {starts = array<i64: 3, 0>, ends = array<i64: 1, 8>, axes = array<i64: 0, 1>, steps = array<i64: 1, 9223372036854775807>} : (tensor<4x8xf32>) -> tensor<0x1xf32>
+  // CHECK: lethe.slice %{{.*}} {axes = array<i64: 0>, ends = array<i64: -9223372036854775808>, starts = array<i64: 2>, steps = array<i64: -9223372036854775808>} : (tensor<4x8xf32>) -> tensor<1x8xf32>
+  %6 = lethe.slice %x {starts = array<i64: 2>, ends = array<i64: -9223372036854775808>, axes = array<i64: 0>, steps = array<i64: -9223372036854775808>} : (tensor<4x8xf32>) -> tensor<1x8xf32>
+  // CHECK: lethe.slice %{{.*}} {axes = array<i64>, ends = array<i64>, starts = array<i64>, steps = array<i64>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %7 = lethe.slice %x {starts = array<i64>, ends = array<i64>, axes = array<i64>, steps = array<i64>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// CHECK-LABEL: func.func @gather
+func.func @gather(%data: tensor<10x4xf32>, %i: tensor<3x2xi64>, %j: tensor<i32>,
+                  %k: tensor<5xi32>) -> tensor<3x2x4xf32> {
+  // CHECK: lethe.gather %{{.*}}, %{{.*}} : (tensor<10x4xf32>, tensor<3x2xi64>) -> tensor<3x2x4xf32>
+  %0 = lethe.gather %data, %i : (tensor<10x4xf32>, tensor<3x2xi64>) -> tensor<3x2x4xf32>
+  // CHECK: lethe.gather %{{.*}}, %{{.*}} {axis = -1 : i64} : (tensor<10x4xf32>, tensor<i32>) -> tensor<10xf32>
+  %1 = lethe.gather %data, %j {axis = -1 : i64} : (tensor<10x4xf32>, tensor<i32>) -> tensor<10xf32>
+  // CHECK: lethe.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<10x4xf32>, tensor<5xi32>) -> tensor<10x5xf32>
+  %2 = lethe.gather %data, %k {axis = 1 : i64} : (tensor<10x4xf32>, tensor<5xi32>) -> tensor<10x5xf32>
+  return %0 : tensor<3x2x4xf32>
+}
+
+// CHECK-LABEL: func.func @squeeze_unsqueeze
+func.func @squeeze_unsqueeze(%x: tensor<1x3x1x4xf32>, %y: tensor<3x4xf32>,
+                             %o: tensor<1x1xi64>, %s: tensor<f32>) -> tensor<3x4xf32> {
+  // CHECK: lethe.squeeze %{{.*}} : (tensor<1x3x1x4xf32>) -> tensor<3x4xf32>
+  %0 = lethe.squeeze %x : (tensor<1x3x1x4xf32>) -> tensor<3x4xf32>
+  // CHECK: lethe.squeeze %{{.*}} {axes = array<i64: -2>} : (tensor<1x3x1x4xf32>) -> tensor<1x3x4xf32>
+  %1 = lethe.squeeze %x {axes = array<i64: -2>} : (tensor<1x3x1x4xf32>) -> tensor<1x3x4xf32>
+  // CHECK: lethe.squeeze %{{.*}} {axes = array<i64: 2, 0>} : (tensor<1x3x1x4xf32>) -> tensor<3x4xf32>
+  %2 = lethe.squeeze %x {axes = array<i64: 2, 0>} : (tensor<1x3x1x4xf32>) -> tensor<3x4xf32>
+  // CHECK: lethe.squeeze %{{.*}} : (tensor<1x1xi64>) -> tensor<i64>
+  %3 = lethe.squeeze %o : (tensor<1x1xi64>) -> tensor<i64>
+  // CHECK: lethe.unsqueeze %{{.*}} {axes = array<i64: 0>} : (tensor<3x4xf32>) -> tensor<1x3x4xf32>
+  %4 = lethe.unsqueeze %y {axes = array<i64: 0>} : (tensor<3x4xf32>) -> tensor<1x3x4xf32>
+  // CHECK: lethe.unsqueeze %{{.*}} {axes = array<i64: -1>} : (tensor<3x4xf32>) -> tensor<3x4x1xf32>
+  %5 = lethe.unsqueeze %y {axes = array<i64: -1>} : (tensor<3x4xf32>) -> tensor<3x4x1xf32>
+  // The axes index the result (of rank 4), in any order.
+  // CHECK: lethe.unsqueeze %{{.*}} {axes = array<i64: 3, 1>} : (tensor<3x4xf32>) -> tensor<3x1x4x1xf32>
+  %6 = lethe.unsqueeze %y {axes = array<i64: 3, 1>} : (tensor<3x4xf32>) -> tensor<3x1x4x1xf32>
+  // CHECK: lethe.unsqueeze %{{.*}} {axes = array<i64: 0, -1>} : (tensor<3x4xf32>) -> tensor<1x3x4x1xf32>
+  %7 = lethe.unsqueeze %y {axes = array<i64: 0, -1>} : (tensor<3x4xf32>) -> tensor<1x3x4x1xf32>
+  // CHECK: lethe.unsqueeze %{{.*}} {axes = array<i64: 0>} : (tensor<f32>) -> tensor<1xf32>
+  %8 = lethe.unsqueeze %s {axes = array<i64: 0>} : (tensor<f32>) -> tensor<1xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// CHECK-LABEL: func.func @expand
+func.func @expand(%x: tensor<3x1xf32>, %y: tensor<3x4xi1>) -> tensor<2x3x4xf32> {
+  // CHECK: lethe.expand %{{.*}} {shape = array<i64: 2, 1, 4>} : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
+  %0 = lethe.expand %x {shape = array<i64: 2, 1, 4>} : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
+  // A shape of lower rank, and 1 keeping a larger input dimension.
+  // CHECK: lethe.expand %{{.*}} {shape = array<i64: 1>} : (tensor<3x4xi1>) -> tensor<3x4xi1>
+  %1 = lethe.expand %y {shape = array<i64: 1>} : (tensor<3x4xi1>) -> tensor<3x4xi1>
+  // CHECK: lethe.expand %{{.*}} {shape = array<i64: 3, 0>} : (tensor<3x1xf32>) -> tensor<3x0xf32>
+  %2 = lethe.expand %x {shape = array<i64: 3, 0>} : (tensor<3x1xf32>) -> tensor<3x0xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// CHECK-LABEL: func.func @resize
+func.func @resize(%x: tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32> {
+  // CHECK: lethe.resize %{{.*}} {scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32>
+  %0 = lethe.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32>
+  // floor(5 * 0.5) = 2; 11 * (15 / 11) = 14.999999999999998 gives 15.
+  // CHECK: lethe.resize %{{.*}} {coordinate_transformation_mode = "asymmetric", nearest_mode = "floor", scales = array<f64: 1.000000e+00, 1.000000e+00, 5.000000e-01, 1.3636363636363635>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x2x15xf32>
+  %1 = lethe.resize %x {coordinate_transformation_mode = "asymmetric", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 0.5, 1.3636363636363635>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x2x15xf32>
+  // CHECK: lethe.resize %{{.*}} {coordinate_transformation_mode = "align_corners", nearest_mode = "ceil", scales = array<f64: 1.000000e+00, 1.000000e+00, 3.000000e+00, 1.000000e+00>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x15x11xf32>
+  %2 = lethe.resize %x {coordinate_transformation_mode = "align_corners", nearest_mode = "ceil", scales = array<f64: 1.0, 1.0, 3.0, 1.0>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x15x11xf32>
+  // CHECK: lethe.resize %{{.*}} {coordinate_transformation_mode = "pytorch_half_pixel", nearest_mode = "round_prefer_ceil", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>}
+  %3 = lethe.resize %x {coordinate_transformation_mode = "pytorch_half_pixel", nearest_mode = "round_prefer_ceil", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32>
+  // CHECK: lethe.resize %{{.*}} {coordinate_transformation_mode = "tf_half_pixel_for_nearest", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>}
+  %4 = lethe.resize %x {coordinate_transformation_mode = "tf_half_pixel_for_nearest", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32>
+  return %0 : tensor<1x3x10x22xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Loss
 //===----------------------------------------------------------------------===//
