@@ -160,6 +160,38 @@ func.func @matmul_element_types(%a: tensor<4x8xf32>, %b: tensor<8x4xf64>) -> ten
 
 // (section Reduction: cases go below this line)
 
+// -----
+
+func.func @reduce_axis(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{'lethe.reduce_sum' op axis 2 is out of range for rank 2}}
+  %0 = lethe.reduce_sum %x {axes = array<i64: 2>} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+func.func @reduce_duplicate(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{'lethe.reduce_mean' op axes name dimension 1 twice}}
+  %0 = lethe.reduce_mean %x {axes = array<i64: 1, -1>} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+func.func @reduce_result(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'lethe.reduce_max' op result type 'tensor<4xf32>' differs from the inferred 'tensor<4x1xf32>'}}
+  %0 = lethe.reduce_max %x {axes = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @reduce_bool(%x: tensor<4x8xi1>) -> tensor<4x1xi1> {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of f16, bf16, f32, f64, i32 or i64, but got 'tensor<4x8xi1>'}}
+  %0 = lethe.reduce_sum %x {axes = array<i64: 1>} : (tensor<4x8xi1>) -> tensor<4x1xi1>
+  return %0 : tensor<4x1xi1>
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor (constants, shape and data movement)
 //===----------------------------------------------------------------------===//
@@ -540,8 +572,112 @@ func.func @resize_nearest_mode(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
 
 // (section Loss: cases go below this line)
 
+// -----
+
+func.func @sce_rank(%s: tensor<8xf32>, %l: tensor<8xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'lethe.softmax_cross_entropy' op scores must have rank 2 or more (N, C, ...), got 'tensor<8xf32>'}}
+  %0:2 = lethe.softmax_cross_entropy %s, %l : (tensor<8xf32>, tensor<8xi64>) -> (tensor<f32>, tensor<8xf32>)
+  return %0#0 : tensor<f32>
+}
+
+// -----
+
+func.func @sce_labels(%s: tensor<8x10xf32>, %l: tensor<4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'lethe.softmax_cross_entropy' op labels of type 'tensor<4xi64>' must have the shape of scores without its class axis 1 ('tensor<8xi64>')}}
+  %0:2 = lethe.softmax_cross_entropy %s, %l : (tensor<8x10xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<8x10xf32>)
+  return %0#0 : tensor<f32>
+}
+
+// -----
+
+func.func @sce_weights(%s: tensor<8x10xf32>, %l: tensor<8xi64>, %w: tensor<8xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'lethe.softmax_cross_entropy' op weights of type 'tensor<8xf32>' must be a vector of the 10 classes of 'f32'}}
+  %0:2 = lethe.softmax_cross_entropy %s, %l, %w : (tensor<8x10xf32>, tensor<8xi64>, tensor<8xf32>) -> (tensor<f32>, tensor<8x10xf32>)
+  return %0#0 : tensor<f32>
+}
+
+// -----
+
+func.func @sce_reduction(%s: tensor<8x10xf32>, %l: tensor<8xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'lethe.softmax_cross_entropy' op reduction must be "mean", "sum" or "none", got "max"}}
+  %0:2 = lethe.softmax_cross_entropy %s, %l {reduction = "max"} : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<f32>, tensor<8x10xf32>)
+  return %0#0 : tensor<f32>
+}
+
+// -----
+
+func.func @sce_label_type(%s: tensor<8x10xf32>, %l: tensor<8xf32>) -> tensor<f32> {
+  // expected-error @+1 {{operand #1 must be statically shaped tensor of i32 or i64, but got 'tensor<8xf32>'}}
+  %0:2 = lethe.softmax_cross_entropy %s, %l : (tensor<8x10xf32>, tensor<8xf32>) -> (tensor<f32>, tensor<8x10xf32>)
+  return %0#0 : tensor<f32>
+}
+
+// -----
+
+func.func @nll_target(%x: tensor<8x10x3xf32>, %t: tensor<8xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'lethe.nll' op target of type 'tensor<8xi64>' must have the shape of input without its class axis 1 ('tensor<8x3xi64>')}}
+  %0 = lethe.nll %x, %t : (tensor<8x10x3xf32>, tensor<8xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @nll_result(%x: tensor<8x10xf32>, %t: tensor<8xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'lethe.nll' op result type 'tensor<f32>' differs from the inferred 'tensor<8xf32>'}}
+  %0 = lethe.nll %x, %t {reduction = "none"} : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @mse_types(%a: tensor<8x4xf32>, %b: tensor<8x3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'lethe.mse' op predictions 'tensor<8x4xf32>' and targets 'tensor<8x3xf32>' must have the same type}}
+  %0 = lethe.mse %a, %b : (tensor<8x4xf32>, tensor<8x3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
 //===----------------------------------------------------------------------===//
 // Contraction: gemm
 //===----------------------------------------------------------------------===//
 
 // (section Gemm: cases go below this line)
+
+// -----
+
+func.func @gemm_rank(%a: tensor<8xf32>, %b: tensor<8x4xf32>) -> tensor<1x4xf32> {
+  // expected-error @+1 {{'lethe.gemm' op operands a and b must be matrices, got 'tensor<8xf32>' and 'tensor<8x4xf32>'}}
+  %0 = lethe.gemm %a, %b : (tensor<8xf32>, tensor<8x4xf32>) -> tensor<1x4xf32>
+  return %0 : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @gemm_contraction(%a: tensor<8x32xf32>, %b: tensor<64x32xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{'lethe.gemm' op contraction dimensions differ: op(a) is 8x32 and op(b) is 64x32 (after trans_a = 0, trans_b = 0)}}
+  %0 = lethe.gemm %a, %b : (tensor<8x32xf32>, tensor<64x32xf32>) -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+func.func @gemm_element_types(%a: tensor<8x32xf32>, %b: tensor<32x4xf64>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'lethe.gemm' op operands have different element types ('f32' and 'f64')}}
+  %0 = lethe.gemm %a, %b : (tensor<8x32xf32>, tensor<32x4xf64>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @gemm_bias(%a: tensor<8x32xf32>, %b: tensor<32x4xf32>, %c: tensor<8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'lethe.gemm' op c of type 'tensor<8xf32>' does not broadcast to the result 'tensor<8x4xf32>'}}
+  %0 = lethe.gemm %a, %b, %c : (tensor<8x32xf32>, tensor<32x4xf32>, tensor<8xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @gemm_bias_type(%a: tensor<8x32xf32>, %b: tensor<32x4xf32>, %c: tensor<4xf16>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'lethe.gemm' op c has element type 'f16', expected 'f32'}}
+  %0 = lethe.gemm %a, %b, %c : (tensor<8x32xf32>, tensor<32x4xf32>, tensor<4xf16>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}

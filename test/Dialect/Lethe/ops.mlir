@@ -115,6 +115,23 @@ func.func @matmul(%a: tensor<2x4x8xf32>, %b: tensor<8x16xf32>, %v: tensor<8xf32>
 
 // (section Reduction: cases go below this line)
 
+// CHECK-LABEL: func.func @reductions
+func.func @reductions(%x: tensor<4x8x16xf32>, %i: tensor<4x8xi64>) -> tensor<4x1x16xf32> {
+  // CHECK: lethe.reduce_sum %{{.*}} {axes = array<i64: 1>} : (tensor<4x8x16xf32>) -> tensor<4x1x16xf32>
+  %0 = lethe.reduce_sum %x {axes = array<i64: 1>} : (tensor<4x8x16xf32>) -> tensor<4x1x16xf32>
+  // CHECK: lethe.reduce_sum %{{.*}} {axes = array<i64: -1, 0>, keepdims = false} : (tensor<4x8x16xf32>) -> tensor<8xf32>
+  %1 = lethe.reduce_sum %x {axes = array<i64: -1, 0>, keepdims = false} : (tensor<4x8x16xf32>) -> tensor<8xf32>
+  // CHECK: lethe.reduce_mean %{{.*}} : (tensor<4x8x16xf32>) -> tensor<1x1x1xf32>
+  %2 = lethe.reduce_mean %x : (tensor<4x8x16xf32>) -> tensor<1x1x1xf32>
+  // CHECK: lethe.reduce_mean %{{.*}} {keepdims = false} : (tensor<4x8x16xf32>) -> tensor<f32>
+  %3 = lethe.reduce_mean %x {keepdims = false} : (tensor<4x8x16xf32>) -> tensor<f32>
+  // CHECK: lethe.reduce_max %{{.*}} {axes = array<i64: 2>, keepdims = false} : (tensor<4x8x16xf32>) -> tensor<4x8xf32>
+  %4 = lethe.reduce_max %x {axes = array<i64: 2>, keepdims = false} : (tensor<4x8x16xf32>) -> tensor<4x8xf32>
+  // CHECK: lethe.reduce_max %{{.*}} {axes = array<i64: 0>} : (tensor<4x8xi64>) -> tensor<1x8xi64>
+  %5 = lethe.reduce_max %i {axes = array<i64: 0>} : (tensor<4x8xi64>) -> tensor<1x8xi64>
+  return %0 : tensor<4x1x16xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor (constants, shape and data movement)
 //===----------------------------------------------------------------------===//
@@ -300,8 +317,41 @@ func.func @resize(%x: tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32> {
 
 // (section Loss: cases go below this line)
 
+// CHECK-LABEL: func.func @losses
+func.func @losses(%scores: tensor<8x10xf32>, %labels: tensor<8xi64>, %w: tensor<10xf32>,
+                  %image: tensor<2x5x4x4xf32>, %pixels: tensor<2x4x4xi32>,
+                  %y: tensor<8x4xf32>, %t: tensor<8x4xf32>) -> tensor<f32> {
+  // CHECK: lethe.softmax_cross_entropy %{{.*}}, %{{.*}} : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<f32>, tensor<8x10xf32>)
+  %0:2 = lethe.softmax_cross_entropy %scores, %labels : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<f32>, tensor<8x10xf32>)
+  // CHECK: lethe.softmax_cross_entropy %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = -1 : i64, reduction = "sum"} : (tensor<8x10xf32>, tensor<8xi64>, tensor<10xf32>) -> (tensor<f32>, tensor<8x10xf32>)
+  %1:2 = lethe.softmax_cross_entropy %scores, %labels, %w {ignore_index = -1 : i64, reduction = "sum"} : (tensor<8x10xf32>, tensor<8xi64>, tensor<10xf32>) -> (tensor<f32>, tensor<8x10xf32>)
+  // CHECK: lethe.softmax_cross_entropy %{{.*}}, %{{.*}} {reduction = "none"} : (tensor<2x5x4x4xf32>, tensor<2x4x4xi32>) -> (tensor<2x4x4xf32>, tensor<2x5x4x4xf32>)
+  %2:2 = lethe.softmax_cross_entropy %image, %pixels {reduction = "none"} : (tensor<2x5x4x4xf32>, tensor<2x4x4xi32>) -> (tensor<2x4x4xf32>, tensor<2x5x4x4xf32>)
+  // CHECK: lethe.nll %{{.*}}, %{{.*}} : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+  %3 = lethe.nll %0#1, %labels : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+  // CHECK: lethe.nll %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = 3 : i64, reduction = "none"} : (tensor<8x10xf32>, tensor<8xi64>, tensor<10xf32>) -> tensor<8xf32>
+  %4 = lethe.nll %0#1, %labels, %w {ignore_index = 3 : i64, reduction = "none"} : (tensor<8x10xf32>, tensor<8xi64>, tensor<10xf32>) -> tensor<8xf32>
+  // CHECK: lethe.mse %{{.*}}, %{{.*}} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<f32>
+  %5 = lethe.mse %y, %t : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<f32>
+  // CHECK: lethe.mse %{{.*}}, %{{.*}} {reduction = "none"} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %6 = lethe.mse %y, %t {reduction = "none"} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %0#0 : tensor<f32>
+}
+
 //===----------------------------------------------------------------------===//
 // Contraction: gemm
 //===----------------------------------------------------------------------===//
 
 // (section Gemm: cases go below this line)
+
+// CHECK-LABEL: func.func @gemm
+func.func @gemm(%a: tensor<8x32xf32>, %w: tensor<64x32xf32>, %b: tensor<64xf32>,
+                %at: tensor<32x8xf32>, %c: tensor<8x1xf32>) -> tensor<8x64xf32> {
+  // CHECK: lethe.gemm %{{.*}}, %{{.*}}, %{{.*}} {trans_b} : (tensor<8x32xf32>, tensor<64x32xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+  %0 = lethe.gemm %a, %w, %b {trans_b} : (tensor<8x32xf32>, tensor<64x32xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+  // CHECK: lethe.gemm %{{.*}}, %{{.*}} {alpha = 5.000000e-01 : f32, beta = 2.000000e+00 : f32, trans_a, trans_b} : (tensor<32x8xf32>, tensor<64x32xf32>) -> tensor<8x64xf32>
+  %1 = lethe.gemm %at, %w {alpha = 0.5 : f32, beta = 2.0 : f32, trans_a, trans_b} : (tensor<32x8xf32>, tensor<64x32xf32>) -> tensor<8x64xf32>
+  // CHECK: lethe.gemm %{{.*}}, %{{.*}}, %{{.*}} {trans_b} : (tensor<8x32xf32>, tensor<64x32xf32>, tensor<8x1xf32>) -> tensor<8x64xf32>
+  %2 = lethe.gemm %a, %w, %c {trans_b} : (tensor<8x32xf32>, tensor<64x32xf32>, tensor<8x1xf32>) -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}

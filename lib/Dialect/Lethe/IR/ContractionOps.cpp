@@ -66,3 +66,58 @@ int64_t MatMulOp::getFlops() {
   int64_t k = getLhs().getType().getShape().back();
   return 2 * k * getNumElements(getType());
 }
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto a = cast<RankedTensorType>(adaptor.getA().getType());
+  auto b = cast<RankedTensorType>(adaptor.getB().getType());
+  if (a.getRank() != 2 || b.getRank() != 2)
+    return emitInferenceError(location, getOperationName(),
+                              "operands a and b must be matrices, got ", a,
+                              " and ", b);
+  if (a.getElementType() != b.getElementType())
+    return emitInferenceError(location, getOperationName(),
+                              "operands have different element types (",
+                              a.getElementType(), " and ", b.getElementType(),
+                              ")");
+  bool transA = adaptor.getTransA(), transB = adaptor.getTransB();
+  int64_t m = a.getDimSize(transA ? 1 : 0), k = a.getDimSize(transA ? 0 : 1);
+  int64_t bK = b.getDimSize(transB ? 1 : 0), n = b.getDimSize(transB ? 0 : 1);
+  if (k != bK)
+    return emitInferenceError(
+        location, getOperationName(), "contraction dimensions differ: op(a) is ",
+        m, "x", k, " and op(b) is ", bK, "x", n,
+        " (after trans_a = ", transA, ", trans_b = ", transB, ")");
+  auto result = RankedTensorType::get({m, n}, a.getElementType());
+  if (Value cValue = adaptor.getC()) {
+    auto c = cast<RankedTensorType>(cValue.getType());
+    if (c.getElementType() != a.getElementType())
+      return emitInferenceError(location, getOperationName(), "c has element "
+                                "type ", c.getElementType(), ", expected ",
+                                a.getElementType());
+    // Unidirectional broadcasting: c must broadcast to (M, N) without
+    // growing the result.
+    FailureOr<SmallVector<int64_t>> shape =
+        broadcastShapes({c.getShape(), result.getShape()});
+    if (c.getRank() > 2 || failed(shape) ||
+        ArrayRef<int64_t>(*shape) != result.getShape())
+      return emitInferenceError(location, getOperationName(), "c of type ", c,
+                                " does not broadcast to the result ", result);
+  }
+  types.push_back(result);
+  return success();
+}
+
+int64_t GemmOp::getFlops() {
+  // 2 * M * N * K for the product, then alpha and beta * c: 3 per element.
+  int64_t k = getTransA() ? getA().getType().getDimSize(0)
+                          : getA().getType().getDimSize(1);
+  int64_t elements = getNumElements(getType());
+  return 2 * k * elements + (getC() ? 3 : 1) * elements;
+}

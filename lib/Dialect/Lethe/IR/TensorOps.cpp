@@ -291,13 +291,13 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *context,
 // SliceOp
 //===----------------------------------------------------------------------===//
 
-/// Number of elements that ONNX Slice takes from a dimension of size `dim`
+/// The slice of a dimension of size `dim` that ONNX's Slice selects going
 /// from `start` towards `end` in steps of `step` (non-zero): negative bounds
 /// count from the end, then both are clamped into the dimension (for a
 /// negative step, to [0, dim - 1] and [-1, dim - 1], -1 meaning "before the
-/// first element").
-static int64_t getSliceSize(int64_t start, int64_t end, int64_t step,
-                            int64_t dim) {
+/// first element"). Returns the clamped start and the number of elements.
+static std::pair<int64_t, int64_t> clampSlice(int64_t start, int64_t end,
+                                              int64_t step, int64_t dim) {
   // Adding `dim` (>= 0) to a negative bound cannot overflow.
   if (start < 0)
     start += dim;
@@ -310,18 +310,18 @@ static int64_t getSliceSize(int64_t start, int64_t end, int64_t step,
     distance = end - start;
   } else {
     if (dim == 0)
-      return 0;
+      return {0, 0};
     start = std::clamp<int64_t>(start, 0, dim - 1);
     end = std::clamp<int64_t>(end, -1, dim - 1);
     distance = start - end;
   }
   if (distance <= 0)
-    return 0;
+    return {start, 0};
   // ceil(distance / |step|), without overflowing for |step| up to 2^63.
   uint64_t stride =
       step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
-  return static_cast<int64_t>((static_cast<uint64_t>(distance) - 1) / stride +
-                              1);
+  return {start, static_cast<int64_t>(
+                     (static_cast<uint64_t>(distance) - 1) / stride + 1)};
 }
 
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
@@ -348,10 +348,26 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
       return emitInferenceError(location, getOperationName(), "steps[", index,
                                 "] is 0, but steps must be non-zero");
     shape[dim] =
-        getSliceSize(starts[index], ends[index], steps[index], shape[dim]);
+        clampSlice(starts[index], ends[index], steps[index], shape[dim])
+            .second;
   }
   types.push_back(input.clone(shape));
   return success();
+}
+
+void SliceOp::getDimStartsAndSteps(SmallVectorImpl<int64_t> &dimStarts,
+                                   SmallVectorImpl<int64_t> &dimSteps) {
+  ArrayRef<int64_t> shape = getInput().getType().getShape();
+  int64_t rank = shape.size();
+  dimStarts.assign(rank, 0);
+  dimSteps.assign(rank, 1);
+  for (auto [index, axis] : llvm::enumerate(getAxes())) {
+    int64_t dim = axis < 0 ? axis + rank : axis;
+    dimStarts[dim] = clampSlice(getStarts()[index], getEnds()[index],
+                                getSteps()[index], shape[dim])
+                         .first;
+    dimSteps[dim] = getSteps()[index];
+  }
 }
 
 int64_t SliceOp::getBytesRead() {

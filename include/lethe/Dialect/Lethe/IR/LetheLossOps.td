@@ -13,4 +13,65 @@
 
 include "lethe/Dialect/Lethe/IR/LetheBase.td"
 
+def Lethe_SoftmaxCrossEntropyOp : Lethe_InferredOp<"softmax_cross_entropy"> {
+  let summary = "softmax cross-entropy loss";
+  let description = [{
+    ONNX `SoftmaxCrossEntropyLoss`: with `log_prob = log_softmax(scores)`
+    along the class axis 1 of `scores` (N, C, D1..Dk) and `labels` (N,
+    D1..Dk), the loss of element i is `-weights[labels[i]] *
+    log_prob[i, labels[i]]` (weight 1 without `weights`), and 0 where
+    `labels[i] == ignore_index`. `reduction` is "none" (the loss per element,
+    shape (N, D1..Dk)), "sum", or "mean" (the default: the sum divided by the
+    sum of the weights of the elements not ignored). Both results are
+    computed: the backward pass needs `log_prob`.
+
+    ```mlir
+    %loss, %log_prob = lethe.softmax_cross_entropy %scores, %labels : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<f32>, tensor<8x10xf32>)
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$scores, Lethe_IndexTensor:$labels,
+                       Optional<Lethe_FloatTensor>:$weights,
+                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Lethe_FloatTensor:$loss, Lethe_FloatTensor:$log_prob);
+}
+
+def Lethe_NllOp
+    : Lethe_InferredOp<"nll", [DeclareOpInterfaceMethods<Lethe_CostOpInterface,
+                                                        ["getBytesRead"]>]> {
+  let summary = "negative log-likelihood loss";
+  let description = [{
+    ONNX `NegativeLogLikelihoodLoss` on log-probabilities `input` (N, C,
+    D1..Dk) and `target` (N, D1..Dk): the loss of element i is
+    `-weight[target[i]] * input[i, target[i]]`, 0 where `target[i] ==
+    ignore_index`; `reduction` as for `softmax_cross_entropy`.
+
+    ```mlir
+    %loss = lethe.nll %log_prob, %target {reduction = "sum"} : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$input, Lethe_IndexTensor:$target,
+                       Optional<Lethe_FloatTensor>:$weight,
+                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Lethe_FloatTensor:$loss);
+}
+
+def Lethe_MseOp : Lethe_InferredOp<"mse"> {
+  let summary = "mean squared error loss";
+  let description = [{
+    `(predictions - targets)^2` elementwise, reduced by `reduction`: "mean"
+    (the default), "sum" or "none" (PyTorch's `MSELoss`; ONNX has no such
+    op). Both operands have the same type.
+
+    ```mlir
+    %loss = lethe.mse %y, %t : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$predictions,
+                       Lethe_FloatTensor:$targets,
+                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
+  let results = (outs Lethe_FloatTensor:$loss);
+}
+
 #endif // LETHE_DIALECT_LETHE_IR_LETHELOSSOPS_TD

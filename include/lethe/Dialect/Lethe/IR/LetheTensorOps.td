@@ -172,6 +172,13 @@ def Lethe_SliceOp
                        DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$axes,
                        DenseI64ArrayAttr:$steps);
   let results = (outs Lethe_Tensor:$output);
+  let extraClassDeclaration = [{
+    /// For every dim of the input, the index of the first element the slice
+    /// reads (ONNX's clamping applied) and the step between elements (1 for
+    /// dims the slice does not name). A verified op only.
+    void getDimStartsAndSteps(::llvm::SmallVectorImpl<int64_t> &starts,
+                              ::llvm::SmallVectorImpl<int64_t> &steps);
+  }];
 }
 
 def Lethe_GatherOp

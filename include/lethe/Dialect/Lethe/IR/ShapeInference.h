@@ -50,6 +50,16 @@ FailureOr<int64_t> normalizeAxis(std::optional<Location> location,
                                  StringRef opName, StringRef what, int64_t axis,
                                  int64_t rank);
 
+/// Result type of a reduction of `inputType` over `axes` (ONNX: negative
+/// axes count from the end, none means all, duplicates are an error).
+LogicalResult inferReductionType(std::optional<Location> location,
+                                 StringRef opName, Type inputType,
+                                 ArrayRef<int64_t> axes, bool keepdims,
+                                 SmallVectorImpl<Type> &types);
+
+/// The dims a reduction over `axes` reduces, normalized and sorted.
+SmallVector<int64_t> getReducedDims(int64_t rank, ArrayRef<int64_t> axes);
+
 } // namespace mlir::lethe
 
 #endif // LETHE_DIALECT_LETHE_IR_SHAPEINFERENCE_H
