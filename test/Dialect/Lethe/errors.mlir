@@ -142,17 +142,313 @@ func.func @matmul_element_types(%a: tensor<4x8xf32>, %b: tensor<8x4xf64>) -> ten
 
 // (section Convolution: cases go below this line)
 
+// -----
+
+func.func @conv_rank(%x: tensor<8x4xf32>, %w: tensor<16x4xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'lethe.conv' op input must have rank 3 to 5 (N, C and 1 to 3 spatial dims), got 'tensor<8x4xf32>'}}
+  %0 = lethe.conv %x, %w {dilations = array<i64>, pads = array<i64>, strides = array<i64>} : (tensor<8x4xf32>, tensor<16x4xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @conv_weight_rank(%x: tensor<8x4x8x8xf32>, %w: tensor<16x4x3xf32>) -> tensor<8x16x6x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op weight 'tensor<16x4x3xf32>' must have the input's rank 4}}
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x4x8x8xf32>, tensor<16x4x3xf32>) -> tensor<8x16x6x6xf32>
+  return %0 : tensor<8x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<8x3x8x8xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op weight has 4 input channels per group, but the input has 3 channels and group is 1 (expected 3)}}
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x3x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32>
+  return %0 : tensor<8x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_filters_group(%x: tensor<8x4x8x8xf32>, %w: tensor<15x2x3x3xf32>) -> tensor<8x15x6x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op weight has 15 filters, which group 2 does not divide}}
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x4x8x8xf32>, tensor<15x2x3x3xf32>) -> tensor<8x15x6x6xf32>
+  return %0 : tensor<8x15x6x6xf32>
+}
+
+// -----
+
+func.func @conv_group(%x: tensor<8x4x8x8xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op group must be positive, got 0}}
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, group = 0 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32>
+  return %0 : tensor<8x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_bias(%x: tensor<8x4x8x8xf32>, %w: tensor<16x4x3x3xf32>, %b: tensor<8xf32>) -> tensor<8x16x6x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op bias has 8 elements, expected one per output channel (16)}}
+  %0 = lethe.conv %x, %w, %b {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x4x8x8xf32>, tensor<16x4x3x3xf32>, tensor<8xf32>) -> tensor<8x16x6x6xf32>
+  return %0 : tensor<8x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_bias_rank(%x: tensor<8x4x8x8xf32>, %w: tensor<16x4x3x3xf32>, %b: tensor<16x1xf32>) -> tensor<8x16x6x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op bias 'tensor<16x1xf32>' must be a vector of 'f32'}}
+  %0 = lethe.conv %x, %w, %b {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x4x8x8xf32>, tensor<16x4x3x3xf32>, tensor<16x1xf32>) -> tensor<8x16x6x6xf32>
+  return %0 : tensor<8x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_types(%x: tensor<8x4x8x8xf32>, %w: tensor<16x4x3x3xf16>) -> tensor<8x16x6x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op operands have different element types ('f32' and 'f16')}}
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x4x8x8xf32>, tensor<16x4x3x3xf16>) -> tensor<8x16x6x6xf32>
+  return %0 : tensor<8x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_strides(%x: tensor<8x4x8x8xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op strides and dilations must have 2 entries, got 1 and 2}}
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1>} : (tensor<8x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32>
+  return %0 : tensor<8x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_pads(%x: tensor<8x4x8x8xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op pads must have 4 entries (all begins, then all ends), got 2}}
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32>
+  return %0 : tensor<8x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_zero_stride(%x: tensor<8x4x8x8xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op kernel sizes, strides and dilations must be positive, got 3, 0 and 1 for spatial dim 1}}
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 0>} : (tensor<8x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32>
+  return %0 : tensor<8x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_negative_pad(%x: tensor<8x4x8x8xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op pads must not be negative, got 0 and -1 for spatial dim 0}}
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, -1, 0>, strides = array<i64: 1, 1>} : (tensor<8x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<8x16x6x6xf32>
+  return %0 : tensor<8x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_window(%x: tensor<8x4x2x8xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<8x16x1x6xf32> {
+  // expected-error @+1 {{'lethe.conv' op the window (extent 3) is larger than spatial dim 0 (2 plus padding 0)}}
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x4x2x8xf32>, tensor<16x4x3x3xf32>) -> tensor<8x16x1x6xf32>
+  return %0 : tensor<8x16x1x6xf32>
+}
+
+// -----
+
+func.func @conv_result(%x: tensor<8x4x8x8xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<8x16x8x8xf32> {
+  // expected-error @+1 {{'lethe.conv' op result type 'tensor<8x16x8x8xf32>' differs from the inferred 'tensor<8x16x6x6xf32>'}}
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<8x4x8x8xf32>, tensor<16x4x3x3xf32>) -> tensor<8x16x8x8xf32>
+  return %0 : tensor<8x16x8x8xf32>
+}
+
+// -----
+
+func.func @conv_transpose_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<3x2x2x2xf32>) -> tensor<1x2x16x16xf32> {
+  // expected-error @+1 {{'lethe.conv_transpose' op weight has 3 input channels (dim 0), but the input has 4}}
+  %0 = lethe.conv_transpose %x, %w {dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>, tensor<3x2x2x2xf32>) -> tensor<1x2x16x16xf32>
+  return %0 : tensor<1x2x16x16xf32>
+}
+
+// -----
+
+func.func @conv_transpose_group(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x2x2xf32>) -> tensor<1x6x16x16xf32> {
+  // expected-error @+1 {{'lethe.conv_transpose' op group 3 does not divide the 4 input channels}}
+  %0 = lethe.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 3 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>, tensor<4x2x2x2xf32>) -> tensor<1x6x16x16xf32>
+  return %0 : tensor<1x6x16x16xf32>
+}
+
+// -----
+
+func.func @conv_transpose_lengths(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x2x2xf32>) -> tensor<1x2x16x16xf32> {
+  // expected-error @+1 {{'lethe.conv_transpose' op strides, dilations and output_padding must have 2 entries and pads 4, got 2, 2, 1 and 4}}
+  %0 = lethe.conv_transpose %x, %w {dilations = array<i64: 1, 1>, output_padding = array<i64: 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>, tensor<4x2x2x2xf32>) -> tensor<1x2x16x16xf32>
+  return %0 : tensor<1x2x16x16xf32>
+}
+
+// -----
+
+func.func @conv_transpose_values(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x2x2xf32>) -> tensor<1x2x16x16xf32> {
+  // expected-error @+1 {{'lethe.conv_transpose' op strides and dilations must be positive and pads and output_padding non-negative (spatial dim 0)}}
+  %0 = lethe.conv_transpose %x, %w {dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 0, 2>} : (tensor<1x4x8x8xf32>, tensor<4x2x2x2xf32>) -> tensor<1x2x16x16xf32>
+  return %0 : tensor<1x2x16x16xf32>
+}
+
+// -----
+
+func.func @conv_transpose_output_padding(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x2x2xf32>) -> tensor<1x2x18x16xf32> {
+  // expected-error @+1 {{'lethe.conv_transpose' op output_padding 2 of spatial dim 0 must be smaller than its stride (2) or dilation (1)}}
+  %0 = lethe.conv_transpose %x, %w {dilations = array<i64: 1, 1>, output_padding = array<i64: 2, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>, tensor<4x2x2x2xf32>) -> tensor<1x2x18x16xf32>
+  return %0 : tensor<1x2x18x16xf32>
+}
+
+// -----
+
+func.func @conv_transpose_pads(%x: tensor<1x4x1x1xf32>, %w: tensor<4x2x2x2xf32>) -> tensor<1x2x1x1xf32> {
+  // expected-error @+1 {{'lethe.conv_transpose' op spatial dim 0 of the output would have size 0 (the pads are larger than the output)}}
+  %0 = lethe.conv_transpose %x, %w {dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, pads = array<i64: 1, 0, 1, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x1x1xf32>, tensor<4x2x2x2xf32>) -> tensor<1x2x1x1xf32>
+  return %0 : tensor<1x2x1x1xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
 
 // (section Pooling: cases go below this line)
 
+// -----
+
+func.func @max_pool_rank(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'lethe.max_pool' op input must have rank 3 to 5 (N, C and 1 to 3 spatial dims), got 'tensor<8x16xf32>'}}
+  %0 = lethe.max_pool %x {dilations = array<i64>, kernel_shape = array<i64>, pads = array<i64>, strides = array<i64>} : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @max_pool_kernel(%x: tensor<1x1x8x8xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'lethe.max_pool' op the kernel has 1 dims, expected 2 (the input's spatial dims)}}
+  %0 = lethe.max_pool %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x8x8xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_result(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32> {
+  // expected-error @+1 {{'lethe.max_pool' op result type 'tensor<1x1x3x3xf32>' differs from the inferred 'tensor<1x1x2x2xf32>'}}
+  %0 = lethe.max_pool %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32>
+  return %0 : tensor<1x1x3x3xf32>
+}
+
+// -----
+
+func.func @avg_pool_pads(%x: tensor<1x1x8x8xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'lethe.avg_pool' op pads must have 4 entries (all begins, then all ends), got 3}}
+  %0 = lethe.avg_pool %x {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x8x8xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+func.func @global_avg_pool_rank(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'lethe.global_avg_pool' op input must have rank 3 to 5 (N, C and 1 to 3 spatial dims), got 'tensor<8xf32>'}}
+  %0 = lethe.global_avg_pool %x : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Normalization, softmax and dropout
 //===----------------------------------------------------------------------===//
 
 // (section Normalization: cases go below this line)
+
+// -----
+
+func.func @batch_norm_scale(%x: tensor<8x16x4x4xf32>, %c: tensor<16xf32>, %s: tensor<8xf32>) -> tensor<8x16x4x4xf32> {
+  // expected-error @+1 {{'lethe.batch_norm' op scale has type 'tensor<8xf32>', expected 'tensor<16xf32>' (one value per channel)}}
+  %0 = lethe.batch_norm %x, %s, %c, %c, %c : (tensor<8x16x4x4xf32>, tensor<8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x4x4xf32>
+  return %0 : tensor<8x16x4x4xf32>
+}
+
+// -----
+
+func.func @batch_norm_rank(%x: tensor<8xf32>, %c: tensor<16xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'lethe.batch_norm' op input must have rank 2 or more (N, C, ...), got 'tensor<8xf32>'}}
+  %0 = lethe.batch_norm %x, %c, %c, %c, %c : (tensor<8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @batch_norm_train_variance(%x: tensor<8x16xf32>, %c: tensor<16xf32>, %v: tensor<16xf64>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'lethe.batch_norm_train' op running_variance has type 'tensor<16xf64>', expected 'tensor<16xf32>' (one value per channel)}}
+  %0:5 = lethe.batch_norm_train %x, %c, %c, %c, %v : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf64>) -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %0#0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @batch_norm_train_momentum(%x: tensor<8x16xf32>, %c: tensor<16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{'lethe.batch_norm_train' op momentum must be in [0, 1], got 2.000000e+00}}
+  %0:5 = lethe.batch_norm_train %x, %c, %c, %c, %c {momentum = 2.0 : f32} : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %0#0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @layer_norm_axis(%x: tensor<2x5x32xf32>, %s: tensor<32xf32>) -> tensor<2x5x32xf32> {
+  // expected-error @+1 {{'lethe.layer_norm' op axis 3 is out of range for rank 3}}
+  %0:3 = lethe.layer_norm %x, %s {axis = 3 : i64} : (tensor<2x5x32xf32>, tensor<32xf32>) -> (tensor<2x5x32xf32>, tensor<2x5x1xf32>, tensor<2x5x1xf32>)
+  return %0#0 : tensor<2x5x32xf32>
+}
+
+// -----
+
+func.func @layer_norm_scale(%x: tensor<2x5x32xf32>, %s: tensor<5x32xf32>) -> tensor<2x5x32xf32> {
+  // expected-error @+1 {{'lethe.layer_norm' op scale has type 'tensor<5x32xf32>', expected 'tensor<32xf32>' (the normalized dims)}}
+  %0:3 = lethe.layer_norm %x, %s : (tensor<2x5x32xf32>, tensor<5x32xf32>) -> (tensor<2x5x32xf32>, tensor<2x5x1xf32>, tensor<2x5x1xf32>)
+  return %0#0 : tensor<2x5x32xf32>
+}
+
+// -----
+
+func.func @layer_norm_bias(%x: tensor<2x5x32xf32>, %s: tensor<32xf32>, %b: tensor<16xf32>) -> tensor<2x5x32xf32> {
+  // expected-error @+1 {{'lethe.layer_norm' op bias has type 'tensor<16xf32>', expected 'tensor<32xf32>' (the normalized dims)}}
+  %0:3 = lethe.layer_norm %x, %s, %b : (tensor<2x5x32xf32>, tensor<32xf32>, tensor<16xf32>) -> (tensor<2x5x32xf32>, tensor<2x5x1xf32>, tensor<2x5x1xf32>)
+  return %0#0 : tensor<2x5x32xf32>
+}
+
+// -----
+
+func.func @softmax_axis(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{'lethe.softmax' op axis 2 is out of range for rank 2}}
+  %0 = lethe.softmax %x {axis = 2 : i64} : tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @log_softmax_axis(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{'lethe.log_softmax' op axis -3 is out of range for rank 2}}
+  %0 = lethe.log_softmax %x {axis = -3 : i64} : tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @dropout_ratio(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'lethe.dropout' op ratio must be in [0, 1), got 1.000000e+00}}
+  %0:2 = lethe.dropout %x {ratio = 1.0 : f32, seed = 1 : i64} : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xi1>)
+  return %0#0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @dropout_seed(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'lethe.dropout' op requires attribute 'seed'}}
+  %0:2 = lethe.dropout %x : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xi1>)
+  return %0#0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @dropout_mask(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'lethe.dropout' op result #1 must be statically shaped tensor of i1, but got 'tensor<8xf32>'}}
+  %0:2 = lethe.dropout %x {seed = 1 : i64} : (tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
+  return %0#0 : tensor<8xf32>
+}
 
 //===----------------------------------------------------------------------===//
 // Reduction

@@ -97,17 +97,88 @@ func.func @matmul(%a: tensor<2x4x8xf32>, %b: tensor<8x16xf32>, %v: tensor<8xf32>
 
 // (section Convolution: cases go below this line)
 
+// CHECK-LABEL: func.func @convolutions
+func.func @convolutions(%x: tensor<8x4x32x32xf32>, %w: tensor<16x4x3x3xf32>, %b: tensor<16xf32>,
+                        %wg: tensor<8x2x3x3xf32>, %x1: tensor<2x3x20xf32>, %w1: tensor<6x3x5xf32>,
+                        %x3: tensor<1x2x8x8x8xf32>, %w3: tensor<4x2x3x3x3xf32>,
+                        %wt: tensor<4x6x2x2xf32>, %wtg: tensor<4x3x3x3xf32>) -> tensor<8x16x32x32xf32> {
+  // CHECK: lethe.conv %{{.*}}, %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<8x4x32x32xf32>, tensor<16x4x3x3xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
+  %0 = lethe.conv %x, %w, %b {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<8x4x32x32xf32>, tensor<16x4x3x3xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
+  // Strided, dilated, asymmetric padding, two groups, no bias.
+  // CHECK: lethe.conv %{{.*}}, %{{.*}} {dilations = array<i64: 2, 2>, group = 2 : i64, pads = array<i64: 0, 1, 2, 3>, strides = array<i64: 2, 3>} : (tensor<8x4x32x32xf32>, tensor<8x2x3x3xf32>) -> tensor<8x8x15x11xf32>
+  %1 = lethe.conv %x, %wg {dilations = array<i64: 2, 2>, group = 2 : i64, pads = array<i64: 0, 1, 2, 3>, strides = array<i64: 2, 3>} : (tensor<8x4x32x32xf32>, tensor<8x2x3x3xf32>) -> tensor<8x8x15x11xf32>
+  // CHECK: lethe.conv %{{.*}}, %{{.*}} {dilations = array<i64: 1>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<2x3x20xf32>, tensor<6x3x5xf32>) -> tensor<2x6x16xf32>
+  %2 = lethe.conv %x1, %w1 {dilations = array<i64: 1>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<2x3x20xf32>, tensor<6x3x5xf32>) -> tensor<2x6x16xf32>
+  // CHECK: lethe.conv %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1, 1>, pads = array<i64: 1, 1, 1, 1, 1, 1>, strides = array<i64: 2, 2, 2>} : (tensor<1x2x8x8x8xf32>, tensor<4x2x3x3x3xf32>) -> tensor<1x4x4x4x4xf32>
+  %3 = lethe.conv %x3, %w3 {dilations = array<i64: 1, 1, 1>, pads = array<i64: 1, 1, 1, 1, 1, 1>, strides = array<i64: 2, 2, 2>} : (tensor<1x2x8x8x8xf32>, tensor<4x2x3x3x3xf32>) -> tensor<1x4x4x4x4xf32>
+  // CHECK: lethe.conv_transpose %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<8x4x32x32xf32>, tensor<4x6x2x2xf32>) -> tensor<8x6x64x64xf32>
+  %4 = lethe.conv_transpose %x, %wt {dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<8x4x32x32xf32>, tensor<4x6x2x2xf32>) -> tensor<8x6x64x64xf32>
+  // 3 * (32 - 1) + 1 + (3 - 1) + 1 - 1 - 1 = 95, two groups of 3 filters.
+  // CHECK: lethe.conv_transpose %{{.*}}, %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, group = 2 : i64, output_padding = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 3, 3>} : (tensor<8x4x32x32xf32>, tensor<4x3x3x3xf32>, tensor<6xf32>) -> tensor<8x6x95x95xf32>
+  %bt = lethe.constant dense<0.0> : tensor<6xf32>
+  %5 = lethe.conv_transpose %x, %wtg, %bt {dilations = array<i64: 1, 1>, group = 2 : i64, output_padding = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 3, 3>} : (tensor<8x4x32x32xf32>, tensor<4x3x3x3xf32>, tensor<6xf32>) -> tensor<8x6x95x95xf32>
+  return %0 : tensor<8x16x32x32xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
 
 // (section Pooling: cases go below this line)
 
+// CHECK-LABEL: func.func @pooling
+func.func @pooling(%x: tensor<8x16x32x32xf32>, %odd: tensor<1x1x5x5xf32>, %x1: tensor<2x3x10xf32>) -> tensor<8x16x16x16xf32> {
+  // CHECK: lethe.max_pool %{{.*}} {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<8x16x32x32xf32>) -> tensor<8x16x16x16xf32>
+  %0 = lethe.max_pool %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<8x16x32x32xf32>) -> tensor<8x16x16x16xf32>
+  // ceil_mode: (5 - 2) / 2 rounds up to 2, so 3 outputs; floor gives 2.
+  // CHECK: lethe.max_pool %{{.*}} {ceil_mode, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32>
+  %1 = lethe.max_pool %odd {ceil_mode, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32>
+  %2 = lethe.max_pool %odd {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x5x5xf32>) -> tensor<1x1x2x2xf32>
+  // Dilated 1-D window: extent 2 * (3 - 1) + 1 = 5 over 10 gives 6.
+  // CHECK: lethe.max_pool %{{.*}} {dilations = array<i64: 2>, kernel_shape = array<i64: 3>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<2x3x10xf32>) -> tensor<2x3x6xf32>
+  %3 = lethe.max_pool %x1 {dilations = array<i64: 2>, kernel_shape = array<i64: 3>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<2x3x10xf32>) -> tensor<2x3x6xf32>
+  // CHECK: lethe.avg_pool %{{.*}} {count_include_pad, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<8x16x32x32xf32>) -> tensor<8x16x32x32xf32>
+  %4 = lethe.avg_pool %x {count_include_pad, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<8x16x32x32xf32>) -> tensor<8x16x32x32xf32>
+  // CHECK: lethe.avg_pool %{{.*}} {ceil_mode, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x5x5xf32>) -> tensor<1x1x2x2xf32>
+  %5 = lethe.avg_pool %odd {ceil_mode, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x5x5xf32>) -> tensor<1x1x2x2xf32>
+  // CHECK: lethe.global_avg_pool %{{.*}} : (tensor<8x16x32x32xf32>) -> tensor<8x16x1x1xf32>
+  %6 = lethe.global_avg_pool %x : (tensor<8x16x32x32xf32>) -> tensor<8x16x1x1xf32>
+  // CHECK: lethe.global_avg_pool %{{.*}} : (tensor<2x3x10xf32>) -> tensor<2x3x1xf32>
+  %7 = lethe.global_avg_pool %x1 : (tensor<2x3x10xf32>) -> tensor<2x3x1xf32>
+  return %0 : tensor<8x16x16x16xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Normalization, softmax and dropout
 //===----------------------------------------------------------------------===//
 
 // (section Normalization: cases go below this line)
+
+// CHECK-LABEL: func.func @normalization
+func.func @normalization(%x: tensor<8x16x4x4xf32>, %c: tensor<16xf32>, %t: tensor<2x5x32xf32>,
+                         %s: tensor<32xf32>, %s2: tensor<5x32xf32>) -> tensor<8x16x4x4xf32> {
+  // CHECK: lethe.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x4x4xf32>
+  %0 = lethe.batch_norm %x, %c, %c, %c, %c : (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x4x4xf32>
+  // CHECK: lethe.batch_norm %{{.*}} {epsilon = 1.000000e-03 : f32}
+  %1 = lethe.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-3 : f32} : (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x4x4xf32>
+  // CHECK: lethe.batch_norm_train %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {momentum = 9.900000e-01 : f32} : (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+  %2:5 = lethe.batch_norm_train %x, %c, %c, %c, %c {momentum = 0.99 : f32} : (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+  // CHECK: lethe.layer_norm %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x5x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<2x5x32xf32>, tensor<2x5x1xf32>, tensor<2x5x1xf32>)
+  %3:3 = lethe.layer_norm %t, %s, %s : (tensor<2x5x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<2x5x32xf32>, tensor<2x5x1xf32>, tensor<2x5x1xf32>)
+  // CHECK: lethe.layer_norm %{{.*}}, %{{.*}} {axis = 1 : i64, epsilon = 9.99999997E-7 : f32} : (tensor<2x5x32xf32>, tensor<5x32xf32>) -> (tensor<2x5x32xf32>, tensor<2x1x1xf32>, tensor<2x1x1xf32>)
+  %4:3 = lethe.layer_norm %t, %s2 {axis = 1 : i64, epsilon = 1.0e-6 : f32} : (tensor<2x5x32xf32>, tensor<5x32xf32>) -> (tensor<2x5x32xf32>, tensor<2x1x1xf32>, tensor<2x1x1xf32>)
+  // CHECK: lethe.softmax %{{.*}} : tensor<2x5x32xf32>
+  %5 = lethe.softmax %t : tensor<2x5x32xf32>
+  // CHECK: lethe.softmax %{{.*}} {axis = 1 : i64} : tensor<2x5x32xf32>
+  %6 = lethe.softmax %t {axis = 1 : i64} : tensor<2x5x32xf32>
+  // CHECK: lethe.log_softmax %{{.*}} {axis = -2 : i64} : tensor<2x5x32xf32>
+  %7 = lethe.log_softmax %t {axis = -2 : i64} : tensor<2x5x32xf32>
+  // CHECK: lethe.dropout %{{.*}} {ratio = 1.000000e-01 : f32, seed = 7 : i64, training} : (tensor<2x5x32xf32>) -> (tensor<2x5x32xf32>, tensor<2x5x32xi1>)
+  %8:2 = lethe.dropout %t {ratio = 0.1 : f32, seed = 7 : i64, training} : (tensor<2x5x32xf32>) -> (tensor<2x5x32xf32>, tensor<2x5x32xi1>)
+  // CHECK: lethe.dropout %{{.*}} {seed = 0 : i64} : (tensor<2x5x32xf32>) -> (tensor<2x5x32xf32>, tensor<2x5x32xi1>)
+  %9:2 = lethe.dropout %t {seed = 0 : i64} : (tensor<2x5x32xf32>) -> (tensor<2x5x32xf32>, tensor<2x5x32xi1>)
+  return %0 : tensor<8x16x4x4xf32>
+}
 
 //===----------------------------------------------------------------------===//
 // Reduction

@@ -13,4 +13,139 @@
 
 include "lethe/Dialect/Lethe/IR/LetheBase.td"
 
+def Lethe_BatchNormOp : Lethe_InferredOp<"batch_norm"> {
+  let summary = "batch normalization, inference mode";
+  let description = [{
+    ONNX `BatchNormalization` with `training_mode = 0`: per channel c (axis
+    1 of `input`, N, C, D...), `y = scale[c] * (x - mean[c]) / sqrt(var[c] +
+    epsilon) + bias[c]`, with the running statistics given.
+
+    ```mlir
+    %y = lethe.batch_norm %x, %scale, %bias, %mean, %var : (tensor<8x16x32x32xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$input, Lethe_FloatTensor:$scale,
+                       Lethe_FloatTensor:$bias, Lethe_FloatTensor:$mean,
+                       Lethe_FloatTensor:$variance,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Lethe_FloatTensor:$output);
+}
+
+def Lethe_BatchNormTrainOp : Lethe_InferredOp<"batch_norm_train"> {
+  let summary = "batch normalization, training mode";
+  let description = [{
+    ONNX `BatchNormalization` with `training_mode = 1`: normalizes with the
+    batch's statistics per channel c, `batch_mean[c]` and the population
+    variance `batch_var[c]` over N and the spatial dims: `y = scale[c] * (x -
+    batch_mean[c]) / sqrt(batch_var[c] + epsilon) + bias[c]`. Also returns
+    the updated running statistics, `running_mean * momentum + batch_mean *
+    (1 - momentum)` (likewise the variance, as ONNX specifies), and the batch
+    statistics the backward pass needs: `saved_mean = batch_mean` and
+    `saved_inv_std = 1 / sqrt(batch_var + epsilon)`.
+
+    ```mlir
+    %y, %rm, %rv, %sm, %si = lethe.batch_norm_train %x, %scale, %bias, %mean, %var {momentum = 0.899999976 : f32} : (tensor<8x16x32x32xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x16x32x32xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$input, Lethe_FloatTensor:$scale,
+                       Lethe_FloatTensor:$bias, Lethe_FloatTensor:$running_mean,
+                       Lethe_FloatTensor:$running_variance,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon,
+                       DefaultValuedAttr<F32Attr, "0.9">:$momentum);
+  let results = (outs Lethe_FloatTensor:$output,
+                      Lethe_FloatTensor:$running_mean_out,
+                      Lethe_FloatTensor:$running_variance_out,
+                      Lethe_FloatTensor:$saved_mean,
+                      Lethe_FloatTensor:$saved_inv_std);
+}
+
+def Lethe_LayerNormOp : Lethe_InferredOp<"layer_norm"> {
+  let summary = "layer normalization";
+  let description = [{
+    ONNX `LayerNormalization`: normalizes `input` over the dims from `axis`
+    (default -1) on, `y = (x - mean) * inv_std_dev * scale + bias`, with
+    `inv_std_dev = 1 / sqrt(variance + epsilon)`; `scale` and the optional
+    `bias` have the shape of those dims. Also returns `mean` and
+    `inv_std_dev`, of the input's shape with those dims set to 1, which the
+    backward pass needs.
+
+    ```mlir
+    %y, %mean, %inv = lethe.layer_norm %x, %scale, %bias : (tensor<2x16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<2x16x32xf32>, tensor<2x16x1xf32>, tensor<2x16x1xf32>)
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$input, Lethe_FloatTensor:$scale,
+                       Optional<Lethe_FloatTensor>:$bias,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Lethe_FloatTensor:$output, Lethe_FloatTensor:$mean,
+                      Lethe_FloatTensor:$inv_std_dev);
+}
+
+/// Softmax and log-softmax along one axis (opset 13 semantics; the importer
+/// rewrites opsets 11-12, which flatten to 2-D, with reshapes).
+class Lethe_SoftmaxLikeOp<string mnemonic, int flopsPerElement>
+    : Lethe_Op<mnemonic, [SameOperandsAndResultType]> {
+  let arguments = (ins Lethe_FloatTensor:$input,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Lethe_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    int64_t $cppClass::getFlops() {
+      // Max, subtract, exp, sum and divide (or log) per element.
+      return }] # flopsPerElement # [{ * ::mlir::lethe::getNumElements(getType());
+    }
+    ::llvm::LogicalResult $cppClass::verify() {
+      int64_t rank = getType().getRank();
+      int64_t axis = static_cast<int64_t>(getAxis());
+      if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+        return emitOpError("axis ") << axis << " is out of range for rank "
+                                    << rank;
+      return ::mlir::success();
+    }
+  }];
+}
+
+def Lethe_SoftmaxOp : Lethe_SoftmaxLikeOp<"softmax", 8> {
+  let summary = "softmax along an axis";
+  let description = [{
+    `y = exp(x) / sum(exp(x))` along `axis` (default -1), computed stably
+    (ONNX `Softmax`, opset 13).
+
+    ```mlir
+    %y = lethe.softmax %x {axis = 1 : i64} : tensor<8x10xf32>
+    ```
+  }];
+}
+
+def Lethe_LogSoftmaxOp : Lethe_SoftmaxLikeOp<"log_softmax", 8> {
+  let summary = "log-softmax along an axis";
+  let description = [{
+    `y = x - log(sum(exp(x)))` along `axis` (default -1), computed stably
+    (ONNX `LogSoftmax`, opset 13).
+  }];
+}
+
+def Lethe_DropoutOp : Lethe_InferredOp<"dropout"> {
+  let summary = "dropout with an explicit seed";
+  let description = [{
+    ONNX `Dropout`. With `training`, each element is kept with probability
+    `1 - ratio` and scaled by `1 / (1 - ratio)`, else zeroed; `mask` says
+    which were kept. The draw is a counter-based random function of `seed`,
+    the training step and the element's index, so that a recompute of the
+    op reproduces the same mask. Without `training` the op is the identity
+    and the mask is all true. The importer folds ONNX's `ratio` and
+    `training_mode` inputs into the attributes and gives a node without a
+    seed one derived from its name.
+
+    ```mlir
+    %y, %mask = lethe.dropout %x {ratio = 1.000000e-01 : f32, seed = 7 : i64, training} : (tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xi1>)
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$input,
+                       DefaultValuedAttr<F32Attr, "0.5">:$ratio,
+                       I64Attr:$seed, UnitAttr:$training);
+  let results = (outs Lethe_FloatTensor:$output, Lethe_BoolTensor:$mask);
+}
+
 #endif // LETHE_DIALECT_LETHE_IR_LETHENORMALIZATIONOPS_TD

@@ -13,4 +13,58 @@
 
 include "lethe/Dialect/Lethe/IR/LetheBase.td"
 
+def Lethe_MaxPoolOp : Lethe_InferredOp<"max_pool"> {
+  let summary = "max pooling";
+  let description = [{
+    ONNX `MaxPool` (the values; the importer rejects a used `Indices`
+    output) on `input` (N, C, D1..Dn): the largest element of each window of
+    `kernel_shape`, `strides`, `dilations` and `pads` (begins then ends);
+    padding never wins. The output size is `floor` (or with `ceil_mode`,
+    `ceil`) of `(D + pad_begin + pad_end - dilation * (k - 1) - 1) / stride`
+    plus 1, a window that would start in the end padding being dropped.
+
+    ```mlir
+    %y = lethe.max_pool %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<8x16x32x32xf32>) -> tensor<8x16x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode);
+  let results = (outs Lethe_FloatTensor:$output);
+}
+
+def Lethe_AvgPoolOp : Lethe_InferredOp<"avg_pool"> {
+  let summary = "average pooling";
+  let description = [{
+    ONNX `AveragePool` on `input` (N, C, D1..Dn): the mean of each window of
+    `kernel_shape`, `strides` and `pads`; with `count_include_pad`, padded
+    positions count in the divisor. Output size as for `max_pool` (without
+    dilation).
+
+    ```mlir
+    %y = lethe.avg_pool %x {count_include_pad, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<8x16x32x32xf32>) -> tensor<8x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       UnitAttr:$ceil_mode, UnitAttr:$count_include_pad);
+  let results = (outs Lethe_FloatTensor:$output);
+}
+
+def Lethe_GlobalAvgPoolOp : Lethe_InferredOp<"global_avg_pool"> {
+  let summary = "global average pooling";
+  let description = [{
+    ONNX `GlobalAveragePool`: the mean over all spatial dims of `input` (N,
+    C, D1..Dn), giving (N, C, 1, ..., 1).
+
+    ```mlir
+    %y = lethe.global_avg_pool %x : (tensor<8x16x7x7xf32>) -> tensor<8x16x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$input);
+  let results = (outs Lethe_FloatTensor:$output);
+}
+
 #endif // LETHE_DIALECT_LETHE_IR_LETHEPOOLINGOPS_TD

@@ -50,6 +50,18 @@ FailureOr<int64_t> normalizeAxis(std::optional<Location> location,
                                  StringRef opName, StringRef what, int64_t axis,
                                  int64_t rank);
 
+/// Checks the window attributes of a convolution or pooling op over
+/// `spatialShape` (n dims: `kernel`, `strides` and `dilations` of n positive
+/// sizes, `pads` of 2n non-negative ones, begins then ends) and returns the
+/// output's spatial sizes: `floor((D + pad_begin + pad_end - dilation * (k -
+/// 1) - 1) / stride) + 1`, or with `ceilMode` the ceiling, minus one when the
+/// last window would start in the end padding (ONNX's and PyTorch's rule).
+FailureOr<SmallVector<int64_t>>
+inferWindowShape(std::optional<Location> location, StringRef opName,
+                 ArrayRef<int64_t> spatialShape, ArrayRef<int64_t> kernel,
+                 ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                 ArrayRef<int64_t> dilations, bool ceilMode);
+
 /// Result type of a reduction of `inputType` over `axes` (ONNX: negative
 /// axes count from the end, none means all, duplicates are an error).
 LogicalResult inferReductionType(std::optional<Location> location,
