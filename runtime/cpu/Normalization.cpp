@@ -1,0 +1,443 @@
+//===- Normalization.cpp - Normalization and softmax kernels --------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// lethe_rt_batch_norm (inference), lethe_rt_batch_norm_train,
+// lethe_rt_layer_norm and lethe_rt_softmax (and log-softmax).
+//
+// Statistics (means, variances, softmax denominators) accumulate in f64 in
+// a fixed sequential order; variances take two passes (the mean, then the
+// mean squared deviation). Per-element results are then computed in the
+// compute type of x: y = (x - mean) * a + b with a and b per channel (batch
+// norm), y = (x - mean) * inv_std * scale + bias (layer norm), e = exp(x -
+// max) (softmax, which then writes e / sum in f64; log-softmax writes x - max
+// - log(sum) in f64). Parameter tensors (scale, bias, running statistics,
+// saved statistics) may have any float dtype.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelUtils.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace lethe::rt;
+
+namespace {
+
+/// Reads the elements of a float tensor as doubles.
+std::vector<double> readDoubles(const lethe_rt_tensor &tensor) {
+  std::vector<double> values(numElements(tensor));
+  dispatchFloat(tensor.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = load<T>(tensor.data, i);
+  });
+  return values;
+}
+
+/// Writes doubles into a float tensor of as many elements.
+void writeDoubles(const std::vector<double> &values,
+                  const lethe_rt_tensor &tensor) {
+  dispatchFloat(tensor.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (size_t i = 0; i < values.size(); ++i)
+      store<T>(tensor.data, i, values[i]);
+  });
+}
+
+/// The number of elements per (batch, channel) of x (N, C, ...).
+int64_t spatialSize(const lethe_rt_tensor &x) {
+  int64_t size = 1;
+  for (int32_t dim = 2; dim < x.rank; ++dim)
+    size *= x.shape[dim];
+  return size;
+}
+
+/// Checks a per-channel tensor: float, shape (channels).
+bool checkChannelTensor(lethe_rt_context *context, const char *kernel,
+                        const char *what, const lethe_rt_tensor *tensor,
+                        int64_t channels, const lethe_rt_tensor &x) {
+  if (!checkFloatTensor(context, kernel, what, tensor))
+    return false;
+  if (tensor->rank != 1 || tensor->shape[0] != channels) {
+    fail(context, kernel,
+         "%s (%s) must have shape %lld, the channels of x (%s)", what,
+         shapeString(*tensor).c_str(), static_cast<long long>(channels),
+         shapeString(x).c_str());
+    return false;
+  }
+  return true;
+}
+
+/// Checks x (float, rank >= 2) and y (same dtype and shape) of a batch norm.
+bool checkBatchNormData(lethe_rt_context *context, const char *kernel,
+                        const lethe_rt_tensor *x, const lethe_rt_tensor *y) {
+  if (!checkFloatTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "y", y, x->dtype) ||
+      !checkSameShape(context, kernel, "x", *x, "y", *y))
+    return false;
+  if (x->rank < 2) {
+    fail(context, kernel, "x must have rank >= 2 (N, C, ...), got %s",
+         shapeString(*x).c_str());
+    return false;
+  }
+  return true;
+}
+
+/// y = (x - mean[c]) * factor[c] + offset[c] over the channels c (dim 1) of
+/// x, in x's compute type.
+template <typename T>
+void normalizeChannels(const lethe_rt_tensor &x,
+                       const std::vector<double> &mean,
+                       const std::vector<double> &factor,
+                       const std::vector<double> &offset,
+                       const lethe_rt_tensor &y) {
+  using C = ComputeType<T>;
+  int64_t batch = x.shape[0], channels = x.shape[1];
+  int64_t spatial = spatialSize(x);
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      C m = static_cast<C>(mean[c]), a = static_cast<C>(factor[c]),
+        b = static_cast<C>(offset[c]);
+      int64_t base = (n * channels + c) * spatial;
+      for (int64_t s = 0; s < spatial; ++s)
+        store<T>(y.data, base + s, (load<T>(x.data, base + s) - m) * a + b);
+    }
+  }
+}
+
+/// The per-channel mean and population variance of x (N, C, ...).
+template <typename T>
+void channelStatistics(const lethe_rt_tensor &x, std::vector<double> &mean,
+                       std::vector<double> &variance) {
+  int64_t batch = x.shape[0], channels = x.shape[1];
+  int64_t spatial = spatialSize(x);
+  double count = static_cast<double>(batch * spatial);
+  mean.assign(channels, 0);
+  variance.assign(channels, 0);
+  for (int64_t c = 0; c < channels; ++c) {
+    double sum = 0;
+    for (int64_t n = 0; n < batch; ++n) {
+      int64_t base = (n * channels + c) * spatial;
+      for (int64_t s = 0; s < spatial; ++s)
+        sum += load<T>(x.data, base + s);
+    }
+    mean[c] = sum / count;
+    double squares = 0;
+    for (int64_t n = 0; n < batch; ++n) {
+      int64_t base = (n * channels + c) * spatial;
+      for (int64_t s = 0; s < spatial; ++s) {
+        double deviation = load<T>(x.data, base + s) - mean[c];
+        squares += deviation * deviation;
+      }
+    }
+    variance[c] = squares / count;
+  }
+}
+
+/// Reads `tensor` broadcast (unidirectionally) to `shape` in compute type C.
+template <typename C>
+std::vector<C> broadcastValues(const lethe_rt_tensor &tensor,
+                               const std::vector<int64_t> &strides,
+                               const std::vector<int64_t> &shape) {
+  std::vector<C> values;
+  dispatchFloat(tensor.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    forEachIndex(shape, {strides}, [&](int64_t, const int64_t *offsets) {
+      values.push_back(static_cast<C>(load<T>(tensor.data, offsets[0])));
+    });
+  });
+  return values;
+}
+
+/// Layer norm over rows of `size` elements of x.
+template <typename T>
+void layerNormRows(const lethe_rt_tensor &x, int64_t rows, int64_t size,
+                   const std::vector<ComputeType<T>> &scale,
+                   const std::vector<ComputeType<T>> &bias, double epsilon,
+                   const lethe_rt_tensor &y, std::vector<double> &means,
+                   std::vector<double> &invStdDevs) {
+  using C = ComputeType<T>;
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t base = row * size;
+    double sum = 0;
+    for (int64_t i = 0; i < size; ++i)
+      sum += load<T>(x.data, base + i);
+    double mean = sum / static_cast<double>(size);
+    double squares = 0;
+    for (int64_t i = 0; i < size; ++i) {
+      double deviation = load<T>(x.data, base + i) - mean;
+      squares += deviation * deviation;
+    }
+    double invStdDev =
+        1 / std::sqrt(squares / static_cast<double>(size) + epsilon);
+    means[row] = mean;
+    invStdDevs[row] = invStdDev;
+    C m = static_cast<C>(mean), s = static_cast<C>(invStdDev);
+    for (int64_t i = 0; i < size; ++i) {
+      C normalized = (load<T>(x.data, base + i) - m) * s;
+      C value = normalized * scale[i];
+      if (!bias.empty())
+        value += bias[i];
+      store<T>(y.data, base + i, value);
+    }
+  }
+}
+
+/// NaN-propagating maximum.
+template <typename C> inline C maxOf(C best, C value) {
+  return value > best || value != value ? value : best;
+}
+
+/// Softmax (or log-softmax) of contiguous rows of `size` elements: the same
+/// sequence of operations per element as softmaxAxis.
+template <typename T>
+void softmaxRows(const lethe_rt_tensor &x, int64_t rows, int64_t size, bool log,
+                 const lethe_rt_tensor &out) {
+  using C = ComputeType<T>;
+  std::vector<C> exps(size);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t base = row * size;
+    // Four running maxima (the maximum does not depend on the order).
+    C lanes[4];
+    std::fill(lanes, lanes + 4, -std::numeric_limits<C>::infinity());
+    for (int64_t k = 0; k < size; ++k)
+      lanes[k % 4] = maxOf(lanes[k % 4], load<T>(x.data, base + k));
+    C maximum = maxOf(maxOf(lanes[0], lanes[1]), maxOf(lanes[2], lanes[3]));
+    double sum = 0;
+    for (int64_t k = 0; k < size; ++k) {
+      C e = std::exp(load<T>(x.data, base + k) - maximum);
+      exps[k] = e;
+      sum += e;
+    }
+    if (log) {
+      double logSum = std::log(sum);
+      for (int64_t k = 0; k < size; ++k)
+        store<T>(out.data, base + k,
+                 static_cast<double>(load<T>(x.data, base + k)) -
+                     static_cast<double>(maximum) - logSum);
+    } else {
+      for (int64_t k = 0; k < size; ++k)
+        store<T>(out.data, base + k, static_cast<double>(exps[k]) / sum);
+    }
+  }
+}
+
+/// Softmax (or log-softmax) of x along an axis of `size` elements, with
+/// `outer` blocks before it and `inner` elements after it (stride).
+template <typename T>
+void softmaxAxis(const lethe_rt_tensor &x, int64_t outer, int64_t size,
+                 int64_t inner, bool log, const lethe_rt_tensor &out) {
+  using C = ComputeType<T>;
+  if (inner == 1)
+    return softmaxRows<T>(x, outer, size, log, out);
+  std::vector<C> maxima(inner), exps(size * inner);
+  std::vector<double> sums(inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t base = o * size * inner;
+    std::fill(maxima.begin(), maxima.end(),
+              -std::numeric_limits<C>::infinity());
+    std::fill(sums.begin(), sums.end(), 0.0);
+    for (int64_t k = 0; k < size; ++k)
+      for (int64_t j = 0; j < inner; ++j)
+        maxima[j] = maxOf(maxima[j], load<T>(x.data, base + k * inner + j));
+    for (int64_t k = 0; k < size; ++k) {
+      for (int64_t j = 0; j < inner; ++j) {
+        C e = std::exp(load<T>(x.data, base + k * inner + j) - maxima[j]);
+        exps[k * inner + j] = e;
+        sums[j] += e;
+      }
+    }
+    if (log) {
+      for (int64_t j = 0; j < inner; ++j)
+        sums[j] = std::log(sums[j]);
+      for (int64_t k = 0; k < size; ++k)
+        for (int64_t j = 0; j < inner; ++j) {
+          int64_t index = base + k * inner + j;
+          double shifted = static_cast<double>(load<T>(x.data, index)) -
+                           static_cast<double>(maxima[j]);
+          store<T>(out.data, index, shifted - sums[j]);
+        }
+    } else {
+      for (int64_t k = 0; k < size; ++k)
+        for (int64_t j = 0; j < inner; ++j)
+          store<T>(out.data, base + k * inner + j,
+                   static_cast<double>(exps[k * inner + j]) / sums[j]);
+    }
+  }
+}
+
+} // namespace
+
+extern "C" lethe_rt_status
+lethe_rt_batch_norm(lethe_rt_context *context, const lethe_rt_tensor *x,
+                    const lethe_rt_tensor *scale, const lethe_rt_tensor *bias,
+                    const lethe_rt_tensor *mean, const lethe_rt_tensor *var,
+                    double epsilon, const lethe_rt_tensor *y) {
+  const char *kernel = "lethe_rt_batch_norm";
+  if (!checkBatchNormData(context, kernel, x, y))
+    return LETHE_RT_ERROR;
+  int64_t channels = x->shape[1];
+  if (!checkChannelTensor(context, kernel, "scale", scale, channels, *x) ||
+      !checkChannelTensor(context, kernel, "bias", bias, channels, *x) ||
+      !checkChannelTensor(context, kernel, "mean", mean, channels, *x) ||
+      !checkChannelTensor(context, kernel, "var", var, channels, *x))
+    return LETHE_RT_ERROR;
+  if (numElements(*x) == 0)
+    return LETHE_RT_OK;
+  std::vector<double> factor = readDoubles(*scale), offset = readDoubles(*bias);
+  std::vector<double> means = readDoubles(*mean), vars = readDoubles(*var);
+  // y = (x - mean) * (scale / sqrt(var + epsilon)) + bias.
+  for (int64_t c = 0; c < channels; ++c)
+    factor[c] /= std::sqrt(vars[c] + epsilon);
+  dispatchFloat(x->dtype, [&](auto tag) {
+    normalizeChannels<decltype(tag)>(*x, means, factor, offset, *y);
+  });
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_batch_norm_train(
+    lethe_rt_context *context, const lethe_rt_tensor *x,
+    const lethe_rt_tensor *scale, const lethe_rt_tensor *bias,
+    const lethe_rt_tensor *running_mean, const lethe_rt_tensor *running_var,
+    double epsilon, double momentum, const lethe_rt_tensor *y,
+    const lethe_rt_tensor *running_mean_out,
+    const lethe_rt_tensor *running_var_out, const lethe_rt_tensor *saved_mean,
+    const lethe_rt_tensor *saved_inv_std) {
+  const char *kernel = "lethe_rt_batch_norm_train";
+  if (!checkBatchNormData(context, kernel, x, y))
+    return LETHE_RT_ERROR;
+  int64_t channels = x->shape[1];
+  if (!checkChannelTensor(context, kernel, "scale", scale, channels, *x) ||
+      !checkChannelTensor(context, kernel, "bias", bias, channels, *x) ||
+      !checkChannelTensor(context, kernel, "running_mean", running_mean,
+                          channels, *x) ||
+      !checkChannelTensor(context, kernel, "running_var", running_var, channels,
+                          *x) ||
+      !checkChannelTensor(context, kernel, "running_mean_out", running_mean_out,
+                          channels, *x) ||
+      !checkChannelTensor(context, kernel, "running_var_out", running_var_out,
+                          channels, *x) ||
+      !checkChannelTensor(context, kernel, "saved_mean", saved_mean, channels,
+                          *x) ||
+      !checkChannelTensor(context, kernel, "saved_inv_std", saved_inv_std,
+                          channels, *x))
+    return LETHE_RT_ERROR;
+  std::vector<double> batchMean, batchVar;
+  dispatchFloat(x->dtype, [&](auto tag) {
+    channelStatistics<decltype(tag)>(*x, batchMean, batchVar);
+  });
+  std::vector<double> factor = readDoubles(*scale), offset = readDoubles(*bias);
+  std::vector<double> runningMean = readDoubles(*running_mean);
+  std::vector<double> runningVar = readDoubles(*running_var);
+  std::vector<double> invStd(channels);
+  for (int64_t c = 0; c < channels; ++c) {
+    invStd[c] = 1 / std::sqrt(batchVar[c] + epsilon);
+    factor[c] *= invStd[c];
+    runningMean[c] = runningMean[c] * momentum + batchMean[c] * (1 - momentum);
+    runningVar[c] = runningVar[c] * momentum + batchVar[c] * (1 - momentum);
+  }
+  if (numElements(*x) > 0) {
+    dispatchFloat(x->dtype, [&](auto tag) {
+      normalizeChannels<decltype(tag)>(*x, batchMean, factor, offset, *y);
+    });
+  }
+  writeDoubles(runningMean, *running_mean_out);
+  writeDoubles(runningVar, *running_var_out);
+  writeDoubles(batchMean, *saved_mean);
+  writeDoubles(invStd, *saved_inv_std);
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status
+lethe_rt_layer_norm(lethe_rt_context *context, const lethe_rt_tensor *x,
+                    const lethe_rt_tensor *scale, const lethe_rt_tensor *bias,
+                    int64_t axis, double epsilon, const lethe_rt_tensor *y,
+                    const lethe_rt_tensor *mean,
+                    const lethe_rt_tensor *inv_std_dev) {
+  const char *kernel = "lethe_rt_layer_norm";
+  if (!checkFloatTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "y", y, x->dtype) ||
+      !checkSameShape(context, kernel, "x", *x, "y", *y) ||
+      !checkFloatTensor(context, kernel, "scale", scale) ||
+      (bias && !checkFloatTensor(context, kernel, "bias", bias)) ||
+      !checkFloatTensor(context, kernel, "mean", mean) ||
+      !checkFloatTensor(context, kernel, "inv_std_dev", inv_std_dev))
+    return LETHE_RT_ERROR;
+  if (axis < 0 || axis >= x->rank)
+    return fail(context, kernel, "axis %lld is out of range for x (%s)",
+                static_cast<long long>(axis), shapeString(*x).c_str());
+
+  // Scale and bias broadcast to the normalized shape x.shape[axis:].
+  std::vector<int64_t> normalizedShape(x->shape + axis, x->shape + x->rank);
+  lethe_rt_tensor normalized{nullptr, x->dtype,
+                             static_cast<int32_t>(normalizedShape.size()),
+                             normalizedShape.data()};
+  std::vector<int64_t> scaleStrides, biasStrides;
+  if (!broadcastStrides(*scale, normalized, scaleStrides))
+    return fail(context, kernel,
+                "scale (%s) does not broadcast to the normalized shape %s",
+                shapeString(*scale).c_str(),
+                shapeText(normalizedShape).c_str());
+  if (bias && !broadcastStrides(*bias, normalized, biasStrides))
+    return fail(context, kernel,
+                "bias (%s) does not broadcast to the normalized shape %s",
+                shapeString(*bias).c_str(), shapeText(normalizedShape).c_str());
+  std::vector<int64_t> statShape = shapeOf(*x);
+  std::fill(statShape.begin() + axis, statShape.end(), 1);
+  for (const auto &[what, stat] :
+       {std::pair<const char *, const lethe_rt_tensor *>{"mean", mean},
+        {"inv_std_dev", inv_std_dev}})
+    if (shapeOf(*stat) != statShape)
+      return fail(context, kernel, "%s (%s) must be %s for x (%s), axis %lld",
+                  what, shapeString(*stat).c_str(),
+                  shapeText(statShape).c_str(), shapeString(*x).c_str(),
+                  static_cast<long long>(axis));
+
+  int64_t size = numElements(normalized), rows = numElements(*mean);
+  std::vector<double> means(rows), invStdDevs(rows);
+  dispatchFloat(x->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    std::vector<C> scaleValues =
+        broadcastValues<C>(*scale, scaleStrides, normalizedShape);
+    std::vector<C> biasValues;
+    if (bias)
+      biasValues = broadcastValues<C>(*bias, biasStrides, normalizedShape);
+    layerNormRows<T>(*x, rows, size, scaleValues, biasValues, epsilon, *y,
+                     means, invStdDevs);
+  });
+  writeDoubles(means, *mean);
+  writeDoubles(invStdDevs, *inv_std_dev);
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_softmax(lethe_rt_context *context,
+                                            const lethe_rt_tensor *x,
+                                            int64_t axis, int log,
+                                            const lethe_rt_tensor *out) {
+  const char *kernel = "lethe_rt_softmax";
+  if (!checkFloatTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "out", out, x->dtype) ||
+      !checkSameShape(context, kernel, "x", *x, "out", *out))
+    return LETHE_RT_ERROR;
+  if (axis < 0 || axis >= x->rank)
+    return fail(context, kernel, "axis %lld is out of range for x (%s)",
+                static_cast<long long>(axis), shapeString(*x).c_str());
+  int64_t outer = 1, inner = 1;
+  for (int64_t dim = 0; dim < axis; ++dim)
+    outer *= x->shape[dim];
+  for (int64_t dim = axis + 1; dim < x->rank; ++dim)
+    inner *= x->shape[dim];
+  if (numElements(*x) == 0)
+    return LETHE_RT_OK;
+  dispatchFloat(x->dtype, [&](auto tag) {
+    softmaxAxis<decltype(tag)>(*x, outer, x->shape[axis], inner, log != 0,
+                               *out);
+  });
+  return LETHE_RT_OK;
+}

@@ -1,0 +1,182 @@
+//===- Reduction.cpp - Reduction kernels of the CPU backend ---------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// lethe_rt_reduce: sum and mean (float and integer) and max (every dtype).
+//
+// Accumulators: float sums and means accumulate in f64 whatever the element
+// type, integer ones in i64 (wrapping), and max in the compute type. Every
+// output element folds its inputs in increasing row-major order of x, one
+// fixed sequence, so the result is deterministic. An integer mean truncates
+// toward zero (sum / count in i64); a float mean over nothing is NaN, a max
+// over nothing -inf (the lowest value for integers).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelUtils.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace lethe::rt;
+
+namespace {
+
+template <typename T> constexpr bool isFloatStorage() {
+  return std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
+         std::is_same_v<T, float> || std::is_same_v<T, double>;
+}
+
+/// The accumulator of a sum or mean of storage type T.
+template <typename T>
+using SumType = std::conditional_t<isFloatStorage<T>(), double, int64_t>;
+
+/// Folds x into `acc` (one slot per output element, strides `accStrides`
+/// over x's dims) with `combine(slot, value)`, in row-major order of x.
+template <typename T, typename A, typename Combine>
+void foldInto(const lethe_rt_tensor &x, const std::vector<int64_t> &accStrides,
+              A *acc, Combine combine) {
+  const void *data = x.data;
+  forEachRun(shapeOf(x), {accStrides},
+             [&](int64_t base, const int64_t *offsets, const int64_t *inner,
+                 int64_t count) {
+               A *slot = acc + offsets[0];
+               if (inner[0] == 0) {
+                 A value = *slot;
+                 for (int64_t i = 0; i < count; ++i)
+                   value = combine(value, load<T>(data, base + i));
+                 *slot = value;
+               } else {
+                 for (int64_t i = 0; i < count; ++i)
+                   slot[i * inner[0]] =
+                       combine(slot[i * inner[0]], load<T>(data, base + i));
+               }
+             });
+}
+
+/// Sum or mean of x into out.
+template <typename T>
+void reduceSum(const lethe_rt_tensor &x, const std::vector<int64_t> &accStrides,
+               int64_t reducedCount, bool mean, const lethe_rt_tensor &out) {
+  using A = SumType<T>;
+  int64_t outCount = numElements(out);
+  std::vector<A> acc(outCount, A(0));
+  if constexpr (std::is_same_v<A, double>) {
+    foldInto<T>(x, accStrides, acc.data(),
+                [](double sum, auto value) { return sum + value; });
+  } else {
+    // Wrap around instead of overflowing.
+    foldInto<T>(x, accStrides, acc.data(), [](int64_t sum, auto value) {
+      return static_cast<int64_t>(static_cast<uint64_t>(sum) +
+                                  static_cast<uint64_t>(value));
+    });
+  }
+  for (int64_t i = 0; i < outCount; ++i) {
+    A value = acc[i];
+    if (mean) {
+      if constexpr (std::is_same_v<A, double>)
+        value /= static_cast<double>(reducedCount);
+      else // the caller rejects an empty integer mean
+        value /= reducedCount;
+    }
+    store<T>(out.data, i, value);
+  }
+}
+
+/// Max of x into out; NaN wins over any number.
+template <typename T>
+void reduceMax(const lethe_rt_tensor &x, const std::vector<int64_t> &accStrides,
+               const lethe_rt_tensor &out) {
+  using C = ComputeType<T>;
+  C lowest = std::numeric_limits<C>::has_infinity
+                 ? -std::numeric_limits<C>::infinity()
+                 : std::numeric_limits<C>::lowest();
+  if constexpr (std::is_same_v<T, Bool>)
+    lowest = 0;
+  int64_t outCount = numElements(out);
+  std::vector<C> acc(outCount, lowest);
+  foldInto<T>(x, accStrides, acc.data(), [](C best, C value) {
+    return value > best || value != value ? value : best;
+  });
+  for (int64_t i = 0; i < outCount; ++i)
+    store<T>(out.data, i, acc[i]);
+}
+
+} // namespace
+
+extern "C" lethe_rt_status
+lethe_rt_reduce(lethe_rt_context *context, lethe_rt_reduce_kind kind,
+                const lethe_rt_tensor *x, const int64_t *axes, int64_t num_axes,
+                const lethe_rt_tensor *out) {
+  const char *kernel = "lethe_rt_reduce";
+  if (kind != LETHE_RT_REDUCE_SUM && kind != LETHE_RT_REDUCE_MEAN &&
+      kind != LETHE_RT_REDUCE_MAX)
+    return fail(context, kernel, "unknown reduce kind %d",
+                static_cast<int>(kind));
+  if (!checkTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "out", out, x->dtype))
+    return LETHE_RT_ERROR;
+  if (kind != LETHE_RT_REDUCE_MAX && x->dtype == LETHE_RT_I1)
+    return fail(context, kernel, "sum and mean need a numeric x, got i1");
+  if (num_axes < 0 || (num_axes > 0 && !axes))
+    return fail(context, kernel, "invalid axes (%s) for num_axes %lld",
+                axes ? "non-null" : "null", static_cast<long long>(num_axes));
+
+  // Which dims are reduced (all of them when no axes are given).
+  int32_t rank = x->rank;
+  std::vector<bool> reduced(rank, num_axes == 0);
+  for (int64_t i = 0; i < num_axes; ++i) {
+    int64_t axis = axes[i];
+    if (axis < 0 || axis >= rank)
+      return fail(context, kernel, "axis %lld is out of range for x (%s)",
+                  static_cast<long long>(axis), shapeString(*x).c_str());
+    if (reduced[axis])
+      return fail(context, kernel, "axis %lld is repeated",
+                  static_cast<long long>(axis));
+    reduced[axis] = true;
+  }
+
+  // out is x's shape with the reduced dims 1 (keepdims) or dropped.
+  std::vector<int64_t> kept, dropped;
+  int64_t reducedCount = 1;
+  for (int32_t dim = 0; dim < rank; ++dim) {
+    kept.push_back(reduced[dim] ? 1 : x->shape[dim]);
+    if (reduced[dim])
+      reducedCount *= x->shape[dim];
+    else
+      dropped.push_back(x->shape[dim]);
+  }
+  std::vector<int64_t> outShape = shapeOf(*out);
+  if (outShape != kept && outShape != dropped)
+    return fail(context, kernel,
+                "out (%s) must be %s (keepdims) or %s for x (%s) reduced",
+                shapeString(*out).c_str(), shapeText(kept).c_str(),
+                shapeText(dropped).c_str(), shapeString(*x).c_str());
+  if (kind == LETHE_RT_REDUCE_MEAN && !isFloat(x->dtype) && reducedCount == 0 &&
+      numElements(*out) > 0)
+    return fail(context, kernel, "the %s mean of no elements is undefined",
+                dtypeName(x->dtype));
+
+  // Strides of the accumulator (laid out like out) over x's dims: 0 along
+  // reduced dims.
+  std::vector<int64_t> accStrides(rank, 0);
+  int64_t stride = 1;
+  for (int32_t dim = rank; dim-- > 0;) {
+    if (reduced[dim])
+      continue;
+    accStrides[dim] = stride;
+    stride *= x->shape[dim];
+  }
+  dispatchAny(x->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (kind == LETHE_RT_REDUCE_MAX) {
+      reduceMax<T>(*x, accStrides, *out);
+    } else if constexpr (!std::is_same_v<T, Bool>) {
+      reduceSum<T>(*x, accStrides, reducedCount, kind == LETHE_RT_REDUCE_MEAN,
+                   *out);
+    }
+  });
+  return LETHE_RT_OK;
+}
