@@ -1,0 +1,302 @@
+//===- Convolution.cpp - Convolution kernels of the CPU backend -----------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// conv and conv_transpose on N, C, D1..Dn tensors (n = 1 to 3) as im2col +
+// GEMM (Gemm.h), one image and one group at a time: the column buffer has
+// (C/group) * prod(kernel) rows and prod(output spatial) columns, which is
+// the workspace the cost model assumes. The transposed convolution is the
+// adjoint: a GEMM with the transposed weight into a column buffer, then
+// col2im, which adds the columns into the output in a fixed order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuRuntime.h"
+#include "Gemm.h"
+
+using namespace lethe::rt;
+
+namespace {
+
+/// The geometry of a convolution, checked against the tensors: `input` and
+/// `output` are the spatial dims of the convolution's input and output (for
+/// conv_transpose, the roles are swapped: its x is the convolution's
+/// output).
+struct Geometry {
+  int32_t rank = 0;
+  std::vector<int64_t> input, output, kernel, strides, padBegin, dilations;
+  int64_t inputSize = 1, outputSize = 1, kernelSize = 1;
+};
+
+bool makeGeometry(lethe_rt_context *context, const char *kernelName,
+                  const int64_t *spatialIn, const int64_t *spatialOut,
+                  const int64_t *kernel, const int64_t *strides,
+                  const int64_t *pads, const int64_t *dilations, int32_t rank,
+                  Geometry &geometry) {
+  if (!strides || !pads || !dilations) {
+    fail(context, kernelName, "strides, pads or dilations is missing");
+    return false;
+  }
+  geometry.rank = rank;
+  for (int32_t dim = 0; dim < rank; ++dim) {
+    if (strides[dim] <= 0 || dilations[dim] <= 0 || pads[dim] < 0 ||
+        pads[dim + rank] < 0) {
+      fail(context, kernelName,
+           "spatial dim %d: strides and dilations must be positive and pads "
+           "non-negative",
+           dim);
+      return false;
+    }
+    geometry.input.push_back(spatialIn[dim]);
+    geometry.output.push_back(spatialOut[dim]);
+    geometry.kernel.push_back(kernel[dim]);
+    geometry.strides.push_back(strides[dim]);
+    geometry.padBegin.push_back(pads[dim]);
+    geometry.dilations.push_back(dilations[dim]);
+    geometry.inputSize *= spatialIn[dim];
+    geometry.outputSize *= spatialOut[dim];
+    geometry.kernelSize *= kernel[dim];
+  }
+  return true;
+}
+
+/// For every kernel position and output position, the input offset it reads
+/// (within one channel plane), or -1 for padding. Row-major [kernel][output].
+std::vector<int64_t> makeIndexMap(const Geometry &geometry) {
+  int32_t rank = geometry.rank;
+  std::vector<int64_t> strides(rank, 1);
+  for (int32_t dim = rank - 1; dim > 0; --dim)
+    strides[dim - 1] = strides[dim] * geometry.input[dim];
+  std::vector<int64_t> map;
+  map.reserve(geometry.kernelSize * geometry.outputSize);
+  std::vector<int64_t> k(rank, 0);
+  for (int64_t kernel = 0; kernel < geometry.kernelSize; ++kernel) {
+    std::vector<int64_t> o(rank, 0);
+    for (int64_t output = 0; output < geometry.outputSize; ++output) {
+      int64_t offset = 0;
+      for (int32_t dim = 0; dim < rank && offset >= 0; ++dim) {
+        int64_t position = o[dim] * geometry.strides[dim] -
+                           geometry.padBegin[dim] +
+                           k[dim] * geometry.dilations[dim];
+        offset = position < 0 || position >= geometry.input[dim]
+                     ? -1
+                     : offset + position * strides[dim];
+      }
+      map.push_back(offset);
+      for (int32_t dim = rank; dim-- > 0;) {
+        if (++o[dim] < geometry.output[dim])
+          break;
+        o[dim] = 0;
+      }
+    }
+    for (int32_t dim = rank; dim-- > 0;) {
+      if (++k[dim] < geometry.kernel[dim])
+        break;
+      k[dim] = 0;
+    }
+  }
+  return map;
+}
+
+/// Checks the tensors shared by both kernels.
+bool checkOperands(lethe_rt_context *context, const char *kernel,
+                   const lethe_rt_tensor *x, const lethe_rt_tensor *w,
+                   const lethe_rt_tensor *bias, const lethe_rt_tensor *out,
+                   int64_t group) {
+  if (!checkFloatTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "w", w, x->dtype) ||
+      !checkDtype(context, kernel, "out", out, x->dtype) ||
+      (bias && !checkDtype(context, kernel, "bias", bias, x->dtype)))
+    return false;
+  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank ||
+      out->rank != x->rank || out->shape[0] != x->shape[0]) {
+    fail(context, kernel,
+         "x (%s), w (%s) and out (%s) must be N, C and 1 to 3 spatial dims",
+         shapeString(*x).c_str(), shapeString(*w).c_str(),
+         shapeString(*out).c_str());
+    return false;
+  }
+  if (group < 1) {
+    fail(context, kernel, "group must be positive, got %lld",
+         static_cast<long long>(group));
+    return false;
+  }
+  if (bias && (bias->rank != 1 || bias->shape[0] != out->shape[1])) {
+    fail(context, kernel,
+         "bias (%s) must have one value per output channel "
+         "(%lld)",
+         shapeString(*bias).c_str(), static_cast<long long>(out->shape[1]));
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+extern "C" lethe_rt_status
+lethe_rt_conv(lethe_rt_context *context, const lethe_rt_tensor *x,
+              const lethe_rt_tensor *w, const lethe_rt_tensor *bias,
+              const int64_t *strides, const int64_t *pads,
+              const int64_t *dilations, int64_t group,
+              const lethe_rt_tensor *out) {
+  const char *kernel = "lethe_rt_conv";
+  if (!checkOperands(context, kernel, x, w, bias, out, group))
+    return LETHE_RT_ERROR;
+  int64_t batch = x->shape[0], channels = x->shape[1], filters = w->shape[0];
+  if (channels % group || filters % group || w->shape[1] * group != channels ||
+      out->shape[1] != filters)
+    return fail(context, kernel,
+                "channels do not match: x (%s), w (%s), out (%s), group %lld",
+                shapeString(*x).c_str(), shapeString(*w).c_str(),
+                shapeString(*out).c_str(), static_cast<long long>(group));
+  Geometry geometry;
+  int32_t rank = x->rank - 2;
+  if (!makeGeometry(context, kernel, x->shape + 2, out->shape + 2, w->shape + 2,
+                    strides, pads, dilations, rank, geometry))
+    return LETHE_RT_ERROR;
+  for (int32_t dim = 0; dim < rank; ++dim) {
+    int64_t span = geometry.input[dim] + pads[dim] + pads[dim + rank] -
+                   dilations[dim] * (geometry.kernel[dim] - 1) - 1;
+    if (span < 0 || span / strides[dim] + 1 != geometry.output[dim])
+      return fail(context, kernel,
+                  "out's spatial dim %d (%lld) does not match x, w and the "
+                  "attributes",
+                  dim, static_cast<long long>(geometry.output[dim]));
+  }
+  std::vector<int64_t> indexMap = makeIndexMap(geometry);
+  int64_t groupChannels = channels / group, groupFilters = filters / group;
+  int64_t rows = groupChannels * geometry.kernelSize;
+  int64_t columns = geometry.outputSize;
+
+  dispatchFloat(x->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    const T *input = static_cast<const T *>(x->data);
+    const T *weight = static_cast<const T *>(w->data);
+    std::vector<T> column(rows * columns);
+    std::vector<C> product(groupFilters * columns);
+    GemmWorkspace<C> workspace;
+    for (int64_t image = 0; image < batch; ++image) {
+      for (int64_t g = 0; g < group; ++g) {
+        // im2col: row (c, k) holds, for every output position, the input
+        // element the kernel position k of channel c reads (0 in padding).
+        const T *plane =
+            input + (image * channels + g * groupChannels) * geometry.inputSize;
+        for (int64_t c = 0; c < groupChannels; ++c)
+          for (int64_t k = 0; k < geometry.kernelSize; ++k) {
+            T *row = column.data() + (c * geometry.kernelSize + k) * columns;
+            const int64_t *map = indexMap.data() + k * columns;
+            const T *channel = plane + c * geometry.inputSize;
+            for (int64_t o = 0; o < columns; ++o)
+              row[o] = map[o] < 0 ? T{} : channel[map[o]];
+          }
+        multiplyMatrices<T>(
+            groupFilters, columns, rows,
+            MatrixRef<T>{weight + g * groupFilters * rows, rows, 1},
+            MatrixRef<T>{column.data(), columns, 1}, product.data(), columns,
+            workspace);
+        for (int64_t f = 0; f < groupFilters; ++f) {
+          int64_t filter = g * groupFilters + f;
+          C shift = bias ? load<T>(bias->data, filter) : C(0);
+          int64_t base = (image * filters + filter) * columns;
+          for (int64_t o = 0; o < columns; ++o)
+            store<T>(out->data, base + o,
+                     bias ? product[f * columns + o] + shift
+                          : product[f * columns + o]);
+        }
+      }
+    }
+  });
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status
+lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
+                        const lethe_rt_tensor *w, const lethe_rt_tensor *bias,
+                        const int64_t *strides, const int64_t *pads,
+                        const int64_t *dilations, const int64_t *output_padding,
+                        int64_t group, const lethe_rt_tensor *out) {
+  const char *kernel = "lethe_rt_conv_transpose";
+  if (!checkOperands(context, kernel, x, w, bias, out, group))
+    return LETHE_RT_ERROR;
+  int64_t batch = x->shape[0], channels = x->shape[1], filters = out->shape[1];
+  if (channels % group || w->shape[0] != channels ||
+      w->shape[1] * group != filters)
+    return fail(context, kernel,
+                "channels do not match: x (%s), w (%s), out (%s), group %lld",
+                shapeString(*x).c_str(), shapeString(*w).c_str(),
+                shapeString(*out).c_str(), static_cast<long long>(group));
+  if (!output_padding)
+    return fail(context, kernel, "output_padding is missing");
+  // The geometry of the convolution whose adjoint this is: its input is our
+  // output, its output our x.
+  Geometry geometry;
+  int32_t rank = x->rank - 2;
+  if (!makeGeometry(context, kernel, out->shape + 2, x->shape + 2, w->shape + 2,
+                    strides, pads, dilations, rank, geometry))
+    return LETHE_RT_ERROR;
+  for (int32_t dim = 0; dim < rank; ++dim) {
+    int64_t size = strides[dim] * (geometry.output[dim] - 1) +
+                   output_padding[dim] +
+                   dilations[dim] * (geometry.kernel[dim] - 1) + 1 - pads[dim] -
+                   pads[dim + rank];
+    if (size != geometry.input[dim])
+      return fail(context, kernel,
+                  "out's spatial dim %d (%lld) does not match x, w and the "
+                  "attributes (%lld)",
+                  dim, static_cast<long long>(geometry.input[dim]),
+                  static_cast<long long>(size));
+  }
+  std::vector<int64_t> indexMap = makeIndexMap(geometry);
+  int64_t groupChannels = channels / group, groupFilters = filters / group;
+  int64_t rows = groupFilters * geometry.kernelSize;
+  int64_t columns = geometry.outputSize; // positions of x
+
+  dispatchFloat(x->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    const T *input = static_cast<const T *>(x->data);
+    const T *weight = static_cast<const T *>(w->data);
+    std::vector<C> column(rows * columns), result(filters * geometry.inputSize);
+    GemmWorkspace<C> workspace;
+    for (int64_t image = 0; image < batch; ++image) {
+      std::fill(result.begin(), result.end(), C(0));
+      for (int64_t g = 0; g < group; ++g) {
+        // column = w_g^T (rows x groupChannels) * x_g (groupChannels x
+        // columns), w_g being groupChannels x rows.
+        multiplyMatrices<T>(
+            rows, columns, groupChannels,
+            MatrixRef<T>{weight + g * groupChannels * rows, 1, rows},
+            MatrixRef<T>{input +
+                             (image * channels + g * groupChannels) * columns,
+                         columns, 1},
+            column.data(), columns, workspace);
+        // col2im: add each column entry where the convolution would have
+        // read it from.
+        for (int64_t f = 0; f < groupFilters; ++f) {
+          C *plane =
+              result.data() + (g * groupFilters + f) * geometry.inputSize;
+          for (int64_t k = 0; k < geometry.kernelSize; ++k) {
+            const C *row =
+                column.data() + (f * geometry.kernelSize + k) * columns;
+            const int64_t *map = indexMap.data() + k * columns;
+            for (int64_t o = 0; o < columns; ++o)
+              if (map[o] >= 0)
+                plane[map[o]] += row[o];
+          }
+        }
+      }
+      for (int64_t filter = 0; filter < filters; ++filter) {
+        C shift = bias ? load<T>(bias->data, filter) : C(0);
+        int64_t base = (image * filters + filter) * geometry.inputSize;
+        for (int64_t i = 0; i < geometry.inputSize; ++i)
+          store<T>(out->data, base + i,
+                   bias ? result[filter * geometry.inputSize + i] + shift
+                        : result[filter * geometry.inputSize + i]);
+      }
+    }
+  });
+  return LETHE_RT_OK;
+}

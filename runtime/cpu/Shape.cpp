@@ -1,0 +1,349 @@
+//===- Shape.cpp - Data-movement kernels of the CPU backend ---------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// transpose, concat, split, slice, gather and nearest-neighbour resize. They
+// move elements of any dtype as bytes; none computes on them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuRuntime.h"
+
+#include <cmath>
+
+using namespace lethe::rt;
+
+namespace {
+
+/// Copies one element of `size` bytes.
+inline void copyElement(char *destination, const char *source, size_t size) {
+  std::memcpy(destination, source, size);
+}
+
+/// Product of shape[begin, end).
+int64_t product(const lethe_rt_tensor &tensor, int32_t begin, int32_t end) {
+  int64_t result = 1;
+  for (int32_t dim = begin; dim < end; ++dim)
+    result *= tensor.shape[dim];
+  return result;
+}
+
+/// Checks that `a` and `b` have the same rank and dims except along `axis`.
+bool checkSameExceptAxis(lethe_rt_context *context, const char *kernel,
+                         const lethe_rt_tensor &a, const lethe_rt_tensor &b,
+                         int64_t axis) {
+  bool same = a.rank == b.rank && a.dtype == b.dtype;
+  for (int32_t dim = 0; same && dim < a.rank; ++dim)
+    same = dim == axis || a.shape[dim] == b.shape[dim];
+  if (!same)
+    fail(context, kernel,
+         "tensors %s (%s) and %s (%s) differ outside axis %lld",
+         shapeString(a).c_str(), dtypeName(a.dtype), shapeString(b).c_str(),
+         dtypeName(b.dtype), static_cast<long long>(axis));
+  return same;
+}
+
+} // namespace
+
+extern "C" lethe_rt_status lethe_rt_transpose(lethe_rt_context *context,
+                                              const lethe_rt_tensor *x,
+                                              const int64_t *perm,
+                                              const lethe_rt_tensor *out) {
+  const char *kernel = "lethe_rt_transpose";
+  if (!checkTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "out", out, x->dtype) ||
+      !checkRank(context, kernel, "out", *out, x->rank))
+    return LETHE_RT_ERROR;
+  if (x->rank > 0 && !perm)
+    return fail(context, kernel, "perm is missing");
+  std::vector<int64_t> inputStrides = stridesOf(*x), strides(x->rank);
+  std::vector<bool> seen(x->rank, false);
+  for (int32_t dim = 0; dim < x->rank; ++dim) {
+    int64_t source = perm[dim];
+    if (source < 0 || source >= x->rank || seen[source])
+      return fail(context, kernel, "perm is not a permutation of %d dims",
+                  x->rank);
+    seen[source] = true;
+    if (out->shape[dim] != x->shape[source])
+      return fail(context, kernel,
+                  "out (%s) is not x (%s) with its dims permuted",
+                  shapeString(*out).c_str(), shapeString(*x).c_str());
+    strides[dim] = inputStrides[source];
+  }
+  size_t size = lethe_rt_dtype_size(x->dtype);
+  const char *source = static_cast<const char *>(x->data);
+  char *destination = static_cast<char *>(out->data);
+  forEachIndex(shapeOf(*out), {strides},
+               [&](int64_t index, const int64_t *offsets) {
+                 copyElement(destination + index * size,
+                             source + offsets[0] * size, size);
+               });
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_concat(lethe_rt_context *context,
+                                           const lethe_rt_tensor *const *inputs,
+                                           int64_t num_inputs, int64_t axis,
+                                           const lethe_rt_tensor *out) {
+  const char *kernel = "lethe_rt_concat";
+  if (!checkTensor(context, kernel, "out", out))
+    return LETHE_RT_ERROR;
+  if (num_inputs < 1 || !inputs)
+    return fail(context, kernel, "needs at least one input");
+  if (axis < 0 || axis >= out->rank)
+    return fail(context, kernel, "axis %lld is out of range for rank %d",
+                static_cast<long long>(axis), out->rank);
+  int64_t total = 0;
+  for (int64_t i = 0; i < num_inputs; ++i) {
+    if (!checkTensor(context, kernel, "an input", inputs[i]) ||
+        !checkSameExceptAxis(context, kernel, *inputs[i], *out, axis))
+      return LETHE_RT_ERROR;
+    total += inputs[i]->shape[axis];
+  }
+  if (total != out->shape[axis])
+    return fail(context, kernel,
+                "the inputs add up to %lld along axis %lld, out has %lld",
+                static_cast<long long>(total), static_cast<long long>(axis),
+                static_cast<long long>(out->shape[axis]));
+  size_t size = lethe_rt_dtype_size(out->dtype);
+  int64_t outer = product(*out, 0, axis);
+  int64_t inner = product(*out, axis + 1, out->rank) * size;
+  int64_t outRow = out->shape[axis] * inner;
+  char *destination = static_cast<char *>(out->data);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < num_inputs; ++i) {
+    int64_t row = inputs[i]->shape[axis] * inner;
+    const char *source = static_cast<const char *>(inputs[i]->data);
+    for (int64_t block = 0; block < outer && row > 0; ++block)
+      std::memcpy(destination + block * outRow + offset, source + block * row,
+                  row);
+    offset += row;
+  }
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_split(lethe_rt_context *context,
+                                          const lethe_rt_tensor *x,
+                                          int64_t axis,
+                                          const lethe_rt_tensor *const *outputs,
+                                          int64_t num_outputs) {
+  const char *kernel = "lethe_rt_split";
+  if (!checkTensor(context, kernel, "x", x))
+    return LETHE_RT_ERROR;
+  if (num_outputs < 1 || !outputs)
+    return fail(context, kernel, "needs at least one output");
+  if (axis < 0 || axis >= x->rank)
+    return fail(context, kernel, "axis %lld is out of range for rank %d",
+                static_cast<long long>(axis), x->rank);
+  int64_t total = 0;
+  for (int64_t i = 0; i < num_outputs; ++i) {
+    if (!checkTensor(context, kernel, "an output", outputs[i]) ||
+        !checkSameExceptAxis(context, kernel, *outputs[i], *x, axis))
+      return LETHE_RT_ERROR;
+    total += outputs[i]->shape[axis];
+  }
+  if (total != x->shape[axis])
+    return fail(context, kernel,
+                "the outputs add up to %lld along axis %lld, x has %lld",
+                static_cast<long long>(total), static_cast<long long>(axis),
+                static_cast<long long>(x->shape[axis]));
+  size_t size = lethe_rt_dtype_size(x->dtype);
+  int64_t outer = product(*x, 0, axis);
+  int64_t inner = product(*x, axis + 1, x->rank) * size;
+  int64_t inRow = x->shape[axis] * inner;
+  const char *source = static_cast<const char *>(x->data);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < num_outputs; ++i) {
+    int64_t row = outputs[i]->shape[axis] * inner;
+    char *destination = static_cast<char *>(outputs[i]->data);
+    for (int64_t block = 0; block < outer && row > 0; ++block)
+      std::memcpy(destination + block * row, source + block * inRow + offset,
+                  row);
+    offset += row;
+  }
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_slice(lethe_rt_context *context,
+                                          const lethe_rt_tensor *x,
+                                          const int64_t *starts,
+                                          const int64_t *steps,
+                                          const lethe_rt_tensor *out) {
+  const char *kernel = "lethe_rt_slice";
+  if (!checkTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "out", out, x->dtype) ||
+      !checkRank(context, kernel, "out", *out, x->rank))
+    return LETHE_RT_ERROR;
+  if (x->rank > 0 && (!starts || !steps))
+    return fail(context, kernel, "starts or steps is missing");
+  std::vector<int64_t> inputStrides = stridesOf(*x), strides(x->rank);
+  int64_t base = 0;
+  for (int32_t dim = 0; dim < x->rank; ++dim) {
+    int64_t count = out->shape[dim];
+    if (steps[dim] == 0)
+      return fail(context, kernel, "steps[%d] is 0", dim);
+    if (count > 0) {
+      int64_t last = starts[dim] + (count - 1) * steps[dim];
+      if (starts[dim] < 0 || starts[dim] >= x->shape[dim] || last < 0 ||
+          last >= x->shape[dim])
+        return fail(context, kernel,
+                    "dim %d: %lld elements from %lld in steps of %lld leave "
+                    "x's %lld",
+                    dim, static_cast<long long>(count),
+                    static_cast<long long>(starts[dim]),
+                    static_cast<long long>(steps[dim]),
+                    static_cast<long long>(x->shape[dim]));
+    }
+    base += starts[dim] * inputStrides[dim];
+    strides[dim] = steps[dim] * inputStrides[dim];
+  }
+  size_t size = lethe_rt_dtype_size(x->dtype);
+  const char *source = static_cast<const char *>(x->data) + base * size;
+  char *destination = static_cast<char *>(out->data);
+  forEachIndex(shapeOf(*out), {strides},
+               [&](int64_t index, const int64_t *offsets) {
+                 copyElement(destination + index * size,
+                             source + offsets[0] * size, size);
+               });
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_gather(lethe_rt_context *context,
+                                           const lethe_rt_tensor *data,
+                                           const lethe_rt_tensor *indices,
+                                           int64_t axis,
+                                           const lethe_rt_tensor *out) {
+  const char *kernel = "lethe_rt_gather";
+  if (!checkTensor(context, kernel, "data", data) ||
+      !checkTensor(context, kernel, "indices", indices) ||
+      !checkDtype(context, kernel, "out", out, data->dtype))
+    return LETHE_RT_ERROR;
+  if (indices->dtype != LETHE_RT_I32 && indices->dtype != LETHE_RT_I64)
+    return fail(context, kernel, "indices must be i32 or i64, got %s",
+                dtypeName(indices->dtype));
+  if (axis < 0 || axis >= data->rank)
+    return fail(context, kernel, "axis %lld is out of range for rank %d",
+                static_cast<long long>(axis), data->rank);
+  if (out->rank != data->rank - 1 + indices->rank)
+    return fail(context, kernel,
+                "out (%s) has the wrong rank for data (%s) "
+                "and indices (%s)",
+                shapeString(*out).c_str(), shapeString(*data).c_str(),
+                shapeString(*indices).c_str());
+  size_t size = lethe_rt_dtype_size(data->dtype);
+  int64_t outer = product(*data, 0, axis);
+  int64_t inner = product(*data, axis + 1, data->rank) * size;
+  int64_t dim = data->shape[axis];
+  int64_t count = numElements(*indices);
+  const char *source = static_cast<const char *>(data->data);
+  char *destination = static_cast<char *>(out->data);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t index = indices->dtype == LETHE_RT_I64
+                        ? static_cast<const int64_t *>(indices->data)[i]
+                        : static_cast<const int32_t *>(indices->data)[i];
+    if (index < -dim || index >= dim)
+      return fail(context, kernel,
+                  "index %lld (element %lld) is out of range for a dimension "
+                  "of %lld",
+                  static_cast<long long>(index), static_cast<long long>(i),
+                  static_cast<long long>(dim));
+    if (index < 0)
+      index += dim;
+    for (int64_t block = 0; block < outer; ++block)
+      std::memcpy(destination + (block * count + i) * inner,
+                  source + (block * dim + index) * inner, inner);
+  }
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_resize_nearest(
+    lethe_rt_context *context, const lethe_rt_tensor *x, const double *scales,
+    lethe_rt_coordinate_mode coordinates, lethe_rt_nearest_mode nearest,
+    const lethe_rt_tensor *out) {
+  const char *kernel = "lethe_rt_resize_nearest";
+  if (!checkTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "out", out, x->dtype) ||
+      !checkRank(context, kernel, "out", *out, x->rank))
+    return LETHE_RT_ERROR;
+  if (x->rank > 0 && !scales)
+    return fail(context, kernel, "scales is missing");
+  // For every dim, the input index each output index reads (ONNX Resize:
+  // map the output coordinate back, round with the nearest mode, clamp).
+  std::vector<int64_t> inputStrides = stridesOf(*x);
+  std::vector<std::vector<int64_t>> sources(x->rank);
+  for (int32_t dim = 0; dim < x->rank; ++dim) {
+    double scale = scales[dim];
+    int64_t inLength = x->shape[dim], outLength = out->shape[dim];
+    if (!(scale > 0))
+      return fail(context, kernel, "scale %g of dim %d is not positive", scale,
+                  dim);
+    for (int64_t i = 0; i < outLength; ++i) {
+      double original;
+      switch (coordinates) {
+      case LETHE_RT_HALF_PIXEL:
+        original = (i + 0.5) / scale - 0.5;
+        break;
+      case LETHE_RT_PYTORCH_HALF_PIXEL:
+        original = outLength > 1 ? (i + 0.5) / scale - 0.5 : 0.0;
+        break;
+      case LETHE_RT_ALIGN_CORNERS:
+        original = outLength == 1 ? 0.0
+                                  : i * static_cast<double>(inLength - 1) /
+                                        static_cast<double>(outLength - 1);
+        break;
+      case LETHE_RT_ASYMMETRIC:
+        original = i / scale;
+        break;
+      case LETHE_RT_TF_HALF_PIXEL_FOR_NEAREST:
+        original = (i + 0.5) / scale;
+        break;
+      default:
+        return fail(context, kernel, "unknown coordinate mode %d",
+                    static_cast<int>(coordinates));
+      }
+      double rounded;
+      double fraction = original - std::floor(original);
+      switch (nearest) {
+      case LETHE_RT_ROUND_PREFER_FLOOR:
+        rounded = fraction == 0.5 ? std::floor(original) : std::round(original);
+        break;
+      case LETHE_RT_ROUND_PREFER_CEIL:
+        rounded = fraction == 0.5 ? std::ceil(original) : std::round(original);
+        break;
+      case LETHE_RT_FLOOR:
+        rounded = std::floor(original);
+        break;
+      case LETHE_RT_CEIL:
+        rounded = std::ceil(original);
+        break;
+      default:
+        return fail(context, kernel, "unknown nearest mode %d",
+                    static_cast<int>(nearest));
+      }
+      int64_t index = static_cast<int64_t>(rounded);
+      index = std::max<int64_t>(0, std::min<int64_t>(index, inLength - 1));
+      sources[dim].push_back(index * inputStrides[dim]);
+    }
+  }
+  size_t size = lethe_rt_dtype_size(x->dtype);
+  const char *source = static_cast<const char *>(x->data);
+  char *destination = static_cast<char *>(out->data);
+  if (numElements(*out) == 0)
+    return LETHE_RT_OK;
+  std::vector<int64_t> index(out->rank, 0);
+  for (int64_t linear = 0, total = numElements(*out); linear < total;
+       ++linear) {
+    int64_t offset = 0;
+    for (int32_t dim = 0; dim < out->rank; ++dim)
+      offset += sources[dim][index[dim]];
+    copyElement(destination + linear * size, source + offset * size, size);
+    for (int32_t dim = out->rank; dim-- > 0;) {
+      if (++index[dim] < out->shape[dim])
+        break;
+      index[dim] = 0;
+    }
+  }
+  return LETHE_RT_OK;
+}

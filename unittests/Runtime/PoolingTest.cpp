@@ -1,0 +1,110 @@
+//===- PoolingTest.cpp - Pooling kernels ----------------------------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The corner cases of ONNX's pooling, with values worked out by hand (and
+// checked against ONNX's test data: test_maxpool_2d_ceil,
+// test_averagepool_2d_pads, test_averagepool_2d_pads_count_include_pad).
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestUtils.h"
+
+using namespace lethe::rt::testing;
+
+namespace {
+
+using PoolingTest = RuntimeTest;
+
+/// 1 .. 16 in a 1x1x4x4 tensor.
+OwnedTensor<float> counting4x4() {
+  OwnedTensor<float> x({1, 1, 4, 4}, LETHE_RT_F32);
+  for (size_t i = 0; i < x.values.size(); ++i)
+    x.values[i] = static_cast<float>(i + 1);
+  return x;
+}
+
+TEST_F(PoolingTest, MaxPoolCeilModeClipsTheLastWindow) {
+  // kernel 3, stride 2 over 4 with ceil_mode: windows start at 0 and 2; the
+  // second runs past the input and is clipped.
+  OwnedTensor<float> x = counting4x4(), out({1, 1, 2, 2}, LETHE_RT_F32);
+  std::vector<int64_t> kernel = {3, 3}, strides = {2, 2}, pads = {0, 0, 0, 0},
+                       dilations = {1, 1};
+  lethe_rt_tensor xv = x.view(), ov = out.view();
+  ASSERT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), dilations.data(), &ov),
+            LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(out.values, (std::vector<float>{11, 12, 15, 16}));
+}
+
+TEST_F(PoolingTest, MaxPoolPaddingNeverWins) {
+  OwnedTensor<float> x({1, 1, 1, 2}, LETHE_RT_F32, {-5, -7});
+  OwnedTensor<float> out({1, 1, 1, 3}, LETHE_RT_F32);
+  std::vector<int64_t> kernel = {1, 2}, strides = {1, 1}, pads = {0, 1, 0, 1},
+                       dilations = {1, 1};
+  lethe_rt_tensor xv = x.view(), ov = out.view();
+  ASSERT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), dilations.data(), &ov),
+            LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(out.values, (std::vector<float>{-5, -5, -7}));
+}
+
+TEST_F(PoolingTest, MaxPoolDilation) {
+  // Dilation 2, kernel 2 over 4: windows {0, 2} and {1, 3} per dim.
+  OwnedTensor<float> x = counting4x4(), out({1, 1, 2, 2}, LETHE_RT_F32);
+  std::vector<int64_t> kernel = {2, 2}, strides = {1, 1}, pads = {0, 0, 0, 0},
+                       dilations = {2, 2};
+  lethe_rt_tensor xv = x.view(), ov = out.view();
+  ASSERT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), dilations.data(), &ov),
+            LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(out.values, (std::vector<float>{11, 12, 15, 16}));
+}
+
+TEST_F(PoolingTest, AveragePoolDivisors) {
+  // kernel 2x2, stride 2, pad 1 on every side over 1..16: the corner window
+  // holds only element 1.
+  OwnedTensor<float> x = counting4x4(), out({1, 1, 3, 3}, LETHE_RT_F32);
+  std::vector<int64_t> kernel = {2, 2}, strides = {2, 2}, pads = {1, 1, 1, 1};
+  lethe_rt_tensor xv = x.view(), ov = out.view();
+  ASSERT_EQ(lethe_rt_avg_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), /*count_include_pad=*/0, &ov),
+            LETHE_RT_OK)
+      << lastError();
+  EXPECT_FLOAT_EQ(out.values[0], 1.0f);           // {1}
+  EXPECT_FLOAT_EQ(out.values[1], (2 + 3) / 2.0f); // {2, 3}
+  EXPECT_FLOAT_EQ(out.values[4], (6 + 7 + 10 + 11) / 4.0f);
+  ASSERT_EQ(lethe_rt_avg_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), /*count_include_pad=*/1, &ov),
+            LETHE_RT_OK);
+  EXPECT_FLOAT_EQ(out.values[0], 1 / 4.0f);
+  EXPECT_FLOAT_EQ(out.values[1], (2 + 3) / 4.0f);
+}
+
+TEST_F(PoolingTest, GlobalAveragePool) {
+  OwnedTensor<double> x({2, 1, 2, 2}, LETHE_RT_F64, {1, 2, 3, 4, 5, 6, 7, 8});
+  OwnedTensor<double> out({2, 1, 1, 1}, LETHE_RT_F64);
+  lethe_rt_tensor xv = x.view(), ov = out.view();
+  ASSERT_EQ(lethe_rt_global_avg_pool(context, &xv, &ov), LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(out.values, (std::vector<double>{2.5, 6.5}));
+}
+
+TEST_F(PoolingTest, RejectsAnOutputTooLargeForTheInput) {
+  OwnedTensor<float> x = counting4x4(), out({1, 1, 4, 4}, LETHE_RT_F32);
+  std::vector<int64_t> kernel = {2, 2}, strides = {2, 2}, pads = {0, 0, 0, 0},
+                       dilations = {1, 1};
+  lethe_rt_tensor xv = x.view(), ov = out.view();
+  EXPECT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), dilations.data(), &ov),
+            LETHE_RT_ERROR);
+  EXPECT_EQ(lastError(), "lethe_rt_max_pool: out's spatial dim 0 (4) is too "
+                         "large for x's (4)");
+}
+
+} // namespace
