@@ -20,8 +20,11 @@ packages=(
   cmake ninja-build g++ lld
   # MLIR/LLVM 22: all four are needed, libmlir-22-dev pulls in none of the rest.
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-  # Tests: GoogleTest; lit runs on Debian's python3.
-  libgtest-dev python3
+  # ONNX import: ONNX 1.12 and protobuf.
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  # Tests: GoogleTest; lit and the Python helpers run on Debian's python3;
+  # ONNX's conformance data.
+  libgtest-dev python3 python3-onnx python3-numpy libonnx-testdata
 )
 
 step() { printf '==> %s\n' "$*"; }

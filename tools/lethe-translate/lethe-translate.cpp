@@ -11,12 +11,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "lethe/InitAllDialects.h"
+#include "lethe/Target/ONNX/ImportONNX.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllTranslations.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 
 int main(int argc, char **argv) {
+  mlir::lethe::registerImportONNXTranslation();
   mlir::registerToLLVMIRTranslation();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "Lethe translation driver\n"));

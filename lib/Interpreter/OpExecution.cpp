@@ -1,0 +1,324 @@
+//===- OpExecution.cpp - Run one lethe op with the runtime ----------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The mapping of each `lethe` op onto a call of the runtime's C ABI: the same
+// calls, with the same arguments, that the lowering to runtime calls emits,
+// so the interpreter and planned executables compute the same bits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpExecution.h"
+
+#include "lethe/Dialect/Lethe/IR/LetheOps.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::lethe;
+
+namespace {
+
+/// The arguments of one op's execution.
+struct Execution {
+  lethe_rt_context *context;
+  Operation &op;
+  ArrayRef<HostTensor *> operands;
+  MutableArrayRef<HostTensor> results;
+  SmallVector<lethe_rt_tensor> operandViews, resultViews;
+
+  Execution(lethe_rt_context *context, Operation &op,
+            ArrayRef<HostTensor *> operands,
+            MutableArrayRef<HostTensor> results)
+      : context(context), op(op), operands(operands), results(results) {
+    for (HostTensor *operand : operands)
+      operandViews.push_back(operand->view());
+    for (HostTensor &result : results)
+      resultViews.push_back(result.view());
+  }
+
+  const lethe_rt_tensor *in(unsigned index) { return &operandViews[index]; }
+  const lethe_rt_tensor *out(unsigned index = 0) { return &resultViews[index]; }
+  /// Turns a runtime status into a diagnostic at the op.
+  LogicalResult check(lethe_rt_status status) {
+    if (status == LETHE_RT_OK)
+      return success();
+    return op.emitError("runtime error: ") << lethe_rt_last_error(context);
+  }
+};
+
+LogicalResult unary(Execution &execution, lethe_rt_unary_kind kind,
+                    double alpha = 0, double beta = 0) {
+  return execution.check(lethe_rt_unary(execution.context, kind, alpha, beta,
+                                        execution.in(0), execution.out()));
+}
+
+/// `axis` in [0, rank).
+int64_t normalize(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+lethe_rt_coordinate_mode getCoordinateMode(StringRef mode) {
+  return llvm::StringSwitch<lethe_rt_coordinate_mode>(mode)
+      .Case("asymmetric", LETHE_RT_ASYMMETRIC)
+      .Case("align_corners", LETHE_RT_ALIGN_CORNERS)
+      .Case("pytorch_half_pixel", LETHE_RT_PYTORCH_HALF_PIXEL)
+      .Case("tf_half_pixel_for_nearest", LETHE_RT_TF_HALF_PIXEL_FOR_NEAREST)
+      .Default(LETHE_RT_HALF_PIXEL);
+}
+
+lethe_rt_nearest_mode getNearestMode(StringRef mode) {
+  return llvm::StringSwitch<lethe_rt_nearest_mode>(mode)
+      .Case("round_prefer_ceil", LETHE_RT_ROUND_PREFER_CEIL)
+      .Case("floor", LETHE_RT_FLOOR)
+      .Case("ceil", LETHE_RT_CEIL)
+      .Default(LETHE_RT_ROUND_PREFER_FLOOR);
+}
+
+lethe_rt_reduction getReduction(StringRef reduction) {
+  return llvm::StringSwitch<lethe_rt_reduction>(reduction)
+      .Case("none", LETHE_RT_REDUCTION_NONE)
+      .Case("sum", LETHE_RT_REDUCTION_SUM)
+      .Default(LETHE_RT_REDUCTION_MEAN);
+}
+
+LogicalResult binary(Execution &execution, lethe_rt_binary_kind kind) {
+  return execution.check(lethe_rt_binary(execution.context, kind,
+                                         execution.in(0), execution.in(1),
+                                         execution.out()));
+}
+
+} // namespace
+
+LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
+                               ArrayRef<HostTensor *> operands,
+                               MutableArrayRef<HostTensor> results) {
+  Execution execution(context, op, operands, results);
+  constexpr double infinity = std::numeric_limits<double>::infinity();
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      // Elementwise.
+      .Case([&](NegOp) { return unary(execution, LETHE_RT_NEG); })
+      .Case([&](ReluOp) { return unary(execution, LETHE_RT_RELU); })
+      .Case([&](LeakyReluOp leaky) {
+        return unary(execution, LETHE_RT_LEAKY_RELU,
+                     leaky.getAlpha().convertToDouble());
+      })
+      .Case([&](SigmoidOp) { return unary(execution, LETHE_RT_SIGMOID); })
+      .Case([&](TanhOp) { return unary(execution, LETHE_RT_TANH); })
+      .Case([&](GeluOp gelu) {
+        return unary(execution, gelu.getApproximate() == "tanh"
+                                    ? LETHE_RT_GELU_TANH
+                                    : LETHE_RT_GELU);
+      })
+      .Case([&](ErfOp) { return unary(execution, LETHE_RT_ERF); })
+      .Case([&](ExpOp) { return unary(execution, LETHE_RT_EXP); })
+      .Case([&](LogOp) { return unary(execution, LETHE_RT_LOG); })
+      .Case([&](SqrtOp) { return unary(execution, LETHE_RT_SQRT); })
+      .Case([&](ClipOp clip) {
+        double min =
+            clip.getMin() ? clip.getMin()->convertToDouble() : -infinity;
+        double max =
+            clip.getMax() ? clip.getMax()->convertToDouble() : infinity;
+        return unary(execution, LETHE_RT_CLIP, min, max);
+      })
+      .Case([&](AddOp) { return binary(execution, LETHE_RT_ADD); })
+      .Case([&](SubOp) { return binary(execution, LETHE_RT_SUB); })
+      .Case([&](MulOp) { return binary(execution, LETHE_RT_MUL); })
+      .Case([&](DivOp) { return binary(execution, LETHE_RT_DIV); })
+      .Case([&](PowOp) { return binary(execution, LETHE_RT_POW); })
+      .Case([&](WhereOp) {
+        return execution.check(lethe_rt_where(context, execution.in(0),
+                                              execution.in(1), execution.in(2),
+                                              execution.out()));
+      })
+      .Case([&](CastOp) {
+        return execution.check(
+            lethe_rt_cast(context, execution.in(0), execution.out()));
+      })
+      // Matrix products.
+      .Case([&](MatMulOp) {
+        return execution.check(lethe_rt_matmul(
+            context, execution.in(0), execution.in(1), execution.out()));
+      })
+      .Case([&](GemmOp gemm) {
+        const lethe_rt_tensor *c =
+            operands.size() > 2 ? execution.in(2) : nullptr;
+        return execution.check(lethe_rt_gemm(
+            context, execution.in(0), execution.in(1), c,
+            gemm.getAlpha().convertToDouble(), gemm.getBeta().convertToDouble(),
+            gemm.getTransA(), gemm.getTransB(), execution.out()));
+      })
+      // Convolution and pooling.
+      .Case([&](ConvOp conv) {
+        const lethe_rt_tensor *bias =
+            operands.size() > 2 ? execution.in(2) : nullptr;
+        return execution.check(lethe_rt_conv(
+            context, execution.in(0), execution.in(1), bias,
+            conv.getStrides().data(), conv.getPads().data(),
+            conv.getDilations().data(), conv.getGroup(), execution.out()));
+      })
+      .Case([&](ConvTransposeOp conv) {
+        const lethe_rt_tensor *bias =
+            operands.size() > 2 ? execution.in(2) : nullptr;
+        return execution.check(lethe_rt_conv_transpose(
+            context, execution.in(0), execution.in(1), bias,
+            conv.getStrides().data(), conv.getPads().data(),
+            conv.getDilations().data(), conv.getOutputPadding().data(),
+            conv.getGroup(), execution.out()));
+      })
+      .Case([&](MaxPoolOp pool) {
+        return execution.check(lethe_rt_max_pool(
+            context, execution.in(0), pool.getKernelShape().data(),
+            pool.getStrides().data(), pool.getPads().data(),
+            pool.getDilations().data(), execution.out()));
+      })
+      .Case([&](AvgPoolOp pool) {
+        return execution.check(lethe_rt_avg_pool(
+            context, execution.in(0), pool.getKernelShape().data(),
+            pool.getStrides().data(), pool.getPads().data(),
+            pool.getCountIncludePad(), execution.out()));
+      })
+      .Case([&](GlobalAvgPoolOp) {
+        return execution.check(lethe_rt_global_avg_pool(
+            context, execution.in(0), execution.out()));
+      })
+      // Normalization, softmax, dropout.
+      .Case([&](BatchNormOp norm) {
+        return execution.check(lethe_rt_batch_norm(
+            context, execution.in(0), execution.in(1), execution.in(2),
+            execution.in(3), execution.in(4),
+            norm.getEpsilon().convertToDouble(), execution.out()));
+      })
+      .Case([&](BatchNormTrainOp norm) {
+        return execution.check(lethe_rt_batch_norm_train(
+            context, execution.in(0), execution.in(1), execution.in(2),
+            execution.in(3), execution.in(4),
+            norm.getEpsilon().convertToDouble(),
+            norm.getMomentum().convertToDouble(), execution.out(0),
+            execution.out(1), execution.out(2), execution.out(3),
+            execution.out(4)));
+      })
+      .Case([&](LayerNormOp norm) {
+        const lethe_rt_tensor *bias =
+            operands.size() > 2 ? execution.in(2) : nullptr;
+        int64_t axis = normalize(norm.getAxis(), execution.in(0)->rank);
+        return execution.check(lethe_rt_layer_norm(
+            context, execution.in(0), execution.in(1), bias, axis,
+            norm.getEpsilon().convertToDouble(), execution.out(0),
+            execution.out(1), execution.out(2)));
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
+        int64_t axis = normalize(softmax.getAxis(), execution.in(0)->rank);
+        bool log = isa<LogSoftmaxOp>(softmax.getOperation());
+        return execution.check(lethe_rt_softmax(context, execution.in(0), axis,
+                                                log, execution.out()));
+      })
+      .Case([&](DropoutOp dropout) {
+        return execution.check(lethe_rt_dropout(
+            context, execution.in(0), dropout.getRatio().convertToDouble(),
+            static_cast<uint64_t>(dropout.getSeed()), /*step=*/0,
+            dropout.getTraining(), execution.out(0), execution.out(1)));
+      })
+      // Reductions.
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](auto reduce) {
+        lethe_rt_reduce_kind kind = LETHE_RT_REDUCE_SUM;
+        if (isa<ReduceMeanOp>(reduce.getOperation()))
+          kind = LETHE_RT_REDUCE_MEAN;
+        else if (isa<ReduceMaxOp>(reduce.getOperation()))
+          kind = LETHE_RT_REDUCE_MAX;
+        int64_t rank = execution.in(0)->rank;
+        SmallVector<int64_t> axes;
+        for (int64_t axis : reduce.getAxes())
+          axes.push_back(normalize(axis, rank));
+        return execution.check(lethe_rt_reduce(context, kind, execution.in(0),
+                                               axes.data(), axes.size(),
+                                               execution.out()));
+      })
+      // Losses.
+      .Case([&](SoftmaxCrossEntropyOp loss) {
+        const lethe_rt_tensor *weights =
+            operands.size() > 2 ? execution.in(2) : nullptr;
+        std::optional<int64_t> ignore = loss.getIgnoreIndex();
+        return execution.check(lethe_rt_softmax_cross_entropy(
+            context, execution.in(0), execution.in(1), weights,
+            getReduction(loss.getReduction()), ignore.has_value(),
+            ignore.value_or(0), execution.out(0), execution.out(1)));
+      })
+      .Case([&](NllOp loss) {
+        const lethe_rt_tensor *weights =
+            operands.size() > 2 ? execution.in(2) : nullptr;
+        std::optional<int64_t> ignore = loss.getIgnoreIndex();
+        return execution.check(
+            lethe_rt_nll(context, execution.in(0), execution.in(1), weights,
+                         getReduction(loss.getReduction()), ignore.has_value(),
+                         ignore.value_or(0), execution.out()));
+      })
+      .Case([&](MseOp loss) {
+        return execution.check(
+            lethe_rt_mse(context, execution.in(0), execution.in(1),
+                         getReduction(loss.getReduction()), execution.out()));
+      })
+      // Constants and data movement.
+      .Case([&](ConstantOp constant) -> LogicalResult {
+        FailureOr<HostTensor> value = tensorFromAttribute(constant.getValue());
+        if (failed(value))
+          return op.emitError("cannot read the constant's value");
+        results[0] = std::move(*value);
+        return success();
+      })
+      .Case<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>([&](auto) {
+        return execution.check(
+            lethe_rt_copy(context, execution.in(0), execution.out()));
+      })
+      .Case([&](TransposeOp transpose) {
+        return execution.check(lethe_rt_transpose(context, execution.in(0),
+                                                  transpose.getPerm().data(),
+                                                  execution.out()));
+      })
+      .Case([&](ConcatOp concat) {
+        SmallVector<const lethe_rt_tensor *> inputs;
+        for (unsigned index = 0; index < operands.size(); ++index)
+          inputs.push_back(execution.in(index));
+        int64_t axis = normalize(concat.getAxis(), execution.out()->rank);
+        return execution.check(lethe_rt_concat(
+            context, inputs.data(), inputs.size(), axis, execution.out()));
+      })
+      .Case([&](SplitOp split) {
+        SmallVector<const lethe_rt_tensor *> outputs;
+        for (unsigned index = 0; index < results.size(); ++index)
+          outputs.push_back(execution.out(index));
+        int64_t axis = normalize(split.getAxis(), execution.in(0)->rank);
+        return execution.check(lethe_rt_split(context, execution.in(0), axis,
+                                              outputs.data(), outputs.size()));
+      })
+      .Case([&](SliceOp slice) {
+        SmallVector<int64_t> starts, steps;
+        slice.getDimStartsAndSteps(starts, steps);
+        return execution.check(lethe_rt_slice(context, execution.in(0),
+                                              starts.data(), steps.data(),
+                                              execution.out()));
+      })
+      .Case([&](GatherOp gather) {
+        int64_t axis = normalize(gather.getAxis(), execution.in(0)->rank);
+        return execution.check(lethe_rt_gather(
+            context, execution.in(0), execution.in(1), axis, execution.out()));
+      })
+      .Case([&](ExpandOp) {
+        return execution.check(
+            lethe_rt_expand(context, execution.in(0), execution.out()));
+      })
+      .Case([&](ResizeOp resize) {
+        return execution.check(lethe_rt_resize_nearest(
+            context, execution.in(0), resize.getScales().data(),
+            getCoordinateMode(resize.getCoordinateTransformationMode()),
+            getNearestMode(resize.getNearestMode()), execution.out()));
+      })
+      .Default([&](Operation *other) {
+        return other->emitError("the interpreter cannot execute '")
+               << other->getName() << "'";
+      });
+}

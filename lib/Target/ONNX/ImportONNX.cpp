@@ -1,0 +1,601 @@
+//===- ImportONNX.cpp - ONNX to the lethe dialect -------------------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The model- and graph-level part of the importer: parsing the file, types,
+// tensors (initializers, external data), the value map, and the
+// `--import-onnx` translation. The per-op handlers are in NodeHandlers.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+#include "lethe/Target/ONNX/TensorProtoIO.h"
+
+#include "TextFormat.h"
+
+#include "lethe/Dialect/Lethe/IR/LetheDialect.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::lethe;
+using namespace mlir::lethe::onnx_import;
+
+/// Where the list of supported ops lives, for diagnostics.
+static constexpr const char *kSupportedOpsDoc = "docs/ONNX.md";
+
+namespace mlir::lethe::onnx_import {
+
+//===----------------------------------------------------------------------===//
+// Importer
+//===----------------------------------------------------------------------===//
+
+class Importer {
+public:
+  Importer(MLIRContext *context, const ImportONNXOptions &options,
+           StringRef modelPath)
+      : context(context), options(options), modelPath(modelPath.str()),
+        builder(context) {}
+
+  OwningOpRef<ModuleOp> importModel(const onnx::ModelProto &model);
+
+  /// An error at the model's location ("<file>: error: ...").
+  InFlightDiagnostic emitError() {
+    return mlir::emitError(FileLineColLoc::get(context, modelPath, 0, 0));
+  }
+
+  /// The tensor value named `name`, materializing a known constant; fails
+  /// when nothing defined it.
+  FailureOr<Value> lookupValue(StringRef name, Location loc);
+  std::optional<DenseElementsAttr> lookupConstant(StringRef name) const {
+    auto it = constants.find(name);
+    if (it == constants.end())
+      return std::nullopt;
+    return it->second;
+  }
+  void defineValue(StringRef name, Value value) { values[name] = value; }
+  void defineConstant(StringRef name, DenseElementsAttr value) {
+    constants[name] = value;
+  }
+  bool isUsed(StringRef name) const { return usedNames.contains(name); }
+
+  /// The value of `tensor`: a dense resource blob when `asResource` (for
+  /// parameters, so that large weights stay out of the printed IR), else a
+  /// DenseElementsAttr.
+  FailureOr<ElementsAttr> convertTensor(const onnx::TensorProto &tensor,
+                                        bool asResource);
+
+private:
+  LogicalResult importOpsets(const onnx::ModelProto &model);
+  LogicalResult importGraph(const onnx::GraphProto &graph);
+  FailureOr<RankedTensorType> convertInputType(const onnx::ValueInfoProto &);
+  LogicalResult importNode(const onnx::NodeProto &node);
+  /// Adds an argument for the float initializer `name` on first use.
+  Value addParameter(StringRef name);
+  /// Records the initializers that are state rather than trainable
+  /// parameters: BatchNormalization's running mean and variance.
+  void findNonTrainable(const onnx::GraphProto &graph);
+
+  MLIRContext *context;
+  const ImportONNXOptions &options;
+  std::string modelPath;
+  OpBuilder builder;
+  func::FuncOp function;
+  int64_t defaultOpset = 0;
+
+  llvm::StringMap<Value> values;
+  llvm::StringMap<DenseElementsAttr> constants;
+  /// Float initializers not yet turned into arguments, with their values.
+  llvm::StringMap<ElementsAttr> pendingParameters;
+  llvm::StringSet<> usedNames;
+  llvm::StringSet<> nonTrainable;
+  SmallVector<DictionaryAttr> argumentAttributes;
+};
+
+} // namespace mlir::lethe::onnx_import
+
+LogicalResult Importer::importOpsets(const onnx::ModelProto &model) {
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      defaultOpset = opset.version();
+  if (defaultOpset == 0)
+    return emitError() << "the model imports no version of the default ONNX "
+                          "domain (opset_import is empty); re-export it "
+                          "with an opset between 11 and 17";
+  if (defaultOpset < 11 || defaultOpset > 17)
+    return emitError() << "the model uses opset " << defaultOpset
+                       << " of the default ONNX domain; Lethe supports "
+                          "opsets 11 to 17 (convert it with "
+                          "onnx.version_converter)";
+  return success();
+}
+
+OwningOpRef<ModuleOp> Importer::importModel(const onnx::ModelProto &model) {
+  if (!model.has_graph()) {
+    emitError() << "the model has no graph: the file is not an ONNX model "
+                   "or it is truncated";
+    return nullptr;
+  }
+  if (failed(importOpsets(model)))
+    return nullptr;
+
+  OwningOpRef<ModuleOp> module =
+      ModuleOp::create(FileLineColLoc::get(context, modelPath, 0, 0));
+  builder.setInsertionPointToEnd(module->getBody());
+  function = func::FuncOp::create(builder, module->getLoc(), "main",
+                                  builder.getFunctionType({}, {}));
+  builder.setInsertionPointToStart(function.addEntryBlock());
+  if (failed(importGraph(model.graph())))
+    return nullptr;
+  return module;
+}
+
+FailureOr<RankedTensorType>
+Importer::convertInputType(const onnx::ValueInfoProto &info) {
+  const std::string &name = info.name();
+  if (!info.type().has_tensor_type())
+    return emitError() << "input '" << name
+                       << "' is not a tensor (sequences, maps and optionals "
+                          "are not supported)";
+  const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
+  Type elementType = getElementTypeOfONNX(tensorType.elem_type(), context);
+  if (!elementType)
+    return emitError() << "input '" << name << "' has data type "
+                       << getONNXDataTypeName(tensorType.elem_type())
+                       << ", which Lethe does not support (supported: FLOAT, "
+                          "DOUBLE, FLOAT16, BFLOAT16, BOOL, INT8, INT32, "
+                          "INT64)";
+  auto given = options.inputShapes.find(name);
+  if (!tensorType.has_shape() && given == options.inputShapes.end())
+    return emitError() << "input '" << name
+                       << "' has no shape: give it with --input-shape " << name
+                       << "=D0xD1x...";
+  SmallVector<int64_t> shape;
+  if (given != options.inputShapes.end()) {
+    shape = given->second;
+    if (tensorType.has_shape()) {
+      const onnx::TensorShapeProto &declared = tensorType.shape();
+      if (declared.dim_size() != static_cast<int>(shape.size()))
+        return emitError() << "--input-shape gives input '" << name << "' "
+                           << shape.size() << " dimensions, but the model "
+                           << "declares " << declared.dim_size();
+      for (auto [index, dim] : llvm::enumerate(declared.dim()))
+        if (dim.has_dim_value() && dim.dim_value() != shape[index])
+          return emitError()
+                 << "--input-shape gives dimension " << index << " of input '"
+                 << name << "' the size " << shape[index]
+                 << ", but the model fixes it to " << dim.dim_value();
+    }
+  } else {
+    for (auto [index, dim] : llvm::enumerate(tensorType.shape().dim())) {
+      if (!dim.has_dim_value() || dim.dim_value() < 0) {
+        std::string dimName =
+            dim.has_dim_param() ? "'" + dim.dim_param() + "'" : "unnamed";
+        return emitError() << "input '" << name << "' has a dynamic "
+                           << "dimension " << index << " (" << dimName
+                           << "); fix it with --input-shape " << name
+                           << "=D0xD1x...";
+      }
+      shape.push_back(dim.dim_value());
+    }
+  }
+  return RankedTensorType::get(shape, elementType);
+}
+
+FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
+                                                bool asResource) {
+  Type elementType = getElementTypeOfONNX(tensor.data_type(), context);
+  if (!elementType)
+    return emitError() << "tensor '" << tensor.name() << "' has data type "
+                       << getONNXDataTypeName(tensor.data_type())
+                       << ", which Lethe does not support";
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  auto type = RankedTensorType::get(shape, elementType);
+  int64_t count = type.getNumElements();
+  int64_t elementSize = getElementSizeInBytes(elementType);
+
+  std::string bytes;
+  std::string message = readTensorBytes(
+      tensor, llvm::sys::path::parent_path(modelPath), elementSize, bytes);
+  if (!message.empty())
+    return emitError() << "tensor '" << tensor.name() << "': " << message;
+
+  if (elementType.isInteger(1)) {
+    SmallVector<bool> bits(count);
+    for (int64_t i = 0; i < count; ++i)
+      bits[i] = bytes[i] != 0;
+    return cast<ElementsAttr>(DenseElementsAttr::get(type, bits));
+  }
+  ArrayRef<char> raw(bytes.data(), bytes.size());
+  if (asResource) {
+    std::string blobName = tensor.name().empty() ? "tensor" : tensor.name();
+    return cast<ElementsAttr>(DenseResourceElementsAttr::get(
+        type, blobName,
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, alignof(double))));
+  }
+  return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(type, raw));
+}
+
+Value Importer::addParameter(StringRef name) {
+  ElementsAttr initial = pendingParameters.lookup(name);
+  pendingParameters.erase(name);
+  Block &entry = function.getBody().front();
+  Value argument = entry.addArgument(
+      initial.getShapedType(), FileLineColLoc::get(context, modelPath, 0, 0));
+  NamedAttrList attributes;
+  attributes.set("lethe.name", builder.getStringAttr(name));
+  attributes.set("lethe.parameter", builder.getUnitAttr());
+  if (!nonTrainable.contains(name))
+    attributes.set("lethe.trainable", builder.getUnitAttr());
+  attributes.set("lethe.initializer", initial);
+  argumentAttributes.push_back(attributes.getDictionary(context));
+  values[name] = argument;
+  return argument;
+}
+
+FailureOr<Value> Importer::lookupValue(StringRef name, Location loc) {
+  if (Value value = values.lookup(name))
+    return value;
+  if (pendingParameters.count(name))
+    return addParameter(name);
+  if (std::optional<DenseElementsAttr> constant = lookupConstant(name)) {
+    Value value =
+        ConstantOp::create(builder, loc, constant->getType(), *constant);
+    values[name] = value;
+    return value;
+  }
+  return failure();
+}
+
+void Importer::findNonTrainable(const onnx::GraphProto &graph) {
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "BatchNormalization" && node.domain().empty())
+      for (int index : {3, 4})
+        if (index < node.input_size())
+          nonTrainable.insert(node.input(index));
+}
+
+LogicalResult Importer::importGraph(const onnx::GraphProto &graph) {
+  findNonTrainable(graph);
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &input : node.input())
+      usedNames.insert(input);
+  for (const onnx::ValueInfoProto &output : graph.output())
+    usedNames.insert(output.name());
+
+  // Initializers: floating-point tensors of rank 1 or more are trainable
+  // parameters (arguments, added on first use); the rest are constants.
+  llvm::StringSet<> initializerNames;
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
+    initializerNames.insert(tensor.name());
+    Type elementType = getElementTypeOfONNX(tensor.data_type(), context);
+    bool isParameter =
+        elementType && isa<FloatType>(elementType) && tensor.dims_size() > 0;
+    FailureOr<ElementsAttr> value = convertTensor(tensor, isParameter);
+    if (failed(value))
+      return failure();
+    if (isParameter) {
+      pendingParameters[tensor.name()] = *value;
+      // Parameters are also known constants, for handlers that fold them
+      // into attributes (Resize scales, Clip bounds, ...).
+      if (auto dense = dyn_cast<DenseElementsAttr>(*value))
+        constants[tensor.name()] = dense;
+      else
+        constants[tensor.name()] = DenseElementsAttr::getFromRawBuffer(
+            value->getShapedType(),
+            cast<DenseResourceElementsAttr>(*value).getData());
+    } else {
+      constants[tensor.name()] = cast<DenseElementsAttr>(*value);
+    }
+  }
+
+  // Graph inputs that are not initializers are the function's data inputs.
+  Block &entry = function.getBody().front();
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializerNames.contains(input.name()))
+      continue;
+    FailureOr<RankedTensorType> type = convertInputType(input);
+    if (failed(type))
+      return failure();
+    Value argument =
+        entry.addArgument(*type, FileLineColLoc::get(context, modelPath, 0, 0));
+    values[input.name()] = argument;
+    argumentAttributes.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+        "lethe.name", builder.getStringAttr(input.name()))));
+  }
+  for (const auto &entry : options.inputShapes)
+    if (!values.count(entry.getKey()))
+      return emitError() << "--input-shape names '" << entry.getKey()
+                         << "', which is not an input of the graph";
+
+  for (const onnx::NodeProto &node : graph.node())
+    if (failed(importNode(node)))
+      return failure();
+
+  SmallVector<Value> results;
+  SmallVector<DictionaryAttr> resultAttributes;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    FailureOr<Value> value = lookupValue(
+        output.name(), NameLoc::get(builder.getStringAttr(output.name())));
+    if (failed(value))
+      return emitError() << "graph output '" << output.name()
+                         << "' is not computed by any node";
+    results.push_back(*value);
+    resultAttributes.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+        "lethe.name", builder.getStringAttr(output.name()))));
+  }
+  func::ReturnOp::create(builder, function.getLoc(), results);
+  function.setType(builder.getFunctionType(entry.getArgumentTypes(),
+                                           ValueRange(results).getTypes()));
+  function.setAllArgAttrs(argumentAttributes);
+  function.setAllResultAttrs(resultAttributes);
+  return success();
+}
+
+LogicalResult Importer::importNode(const onnx::NodeProto &node) {
+  std::string name = node.name();
+  if (name.empty() && node.output_size() > 0)
+    name = node.output(0);
+  Location loc = NameLoc::get(builder.getStringAttr(name),
+                              FileLineColLoc::get(context, modelPath, 0, 0));
+  NodeImporter nodeImporter(*this, node, builder, loc, defaultOpset);
+
+  const std::string &domain = node.domain();
+  if (!domain.empty() && domain != "ai.onnx")
+    return nodeImporter.unsupported("domain '" + domain + "' is not supported");
+  const llvm::StringMap<NodeHandler> &handlers = getNodeHandlers();
+  auto handler = handlers.find(node.op_type());
+  if (handler == handlers.end())
+    return nodeImporter.unsupported("Lethe has no importer for this op");
+  return handler->second(nodeImporter);
+}
+
+//===----------------------------------------------------------------------===//
+// NodeImporter
+//===----------------------------------------------------------------------===//
+
+NodeImporter::NodeImporter(Importer &importer, const onnx::NodeProto &node,
+                           OpBuilder &builder, Location loc, int64_t opset)
+    : node(node), builder(builder), loc(loc), opset(opset), importer(importer) {
+}
+
+std::string NodeImporter::describe() const {
+  if (!node.name().empty())
+    return "node '" + node.name() + "'";
+  if (node.output_size() > 0)
+    return "the node producing '" + node.output(0) + "'";
+  return "an unnamed node";
+}
+
+InFlightDiagnostic NodeImporter::emitError() {
+  InFlightDiagnostic diagnostic = importer.emitError();
+  diagnostic << describe() << " (" << node.op_type() << ", opset " << opset
+             << "): ";
+  return diagnostic;
+}
+
+LogicalResult NodeImporter::unsupported(const Twine &why) {
+  std::string domain = node.domain().empty() ? "ai.onnx" : node.domain();
+  return importer.emitError()
+         << describe() << " of op type '" << node.op_type() << "' (domain "
+         << domain << ", opset " << opset << ") is not supported: " << why
+         << "; the supported ops are listed in " << kSupportedOpsDoc;
+}
+
+bool NodeImporter::hasInput(int index) const {
+  return index < node.input_size() && !node.input(index).empty();
+}
+
+FailureOr<Value> NodeImporter::input(int index) {
+  if (!hasInput(index))
+    return emitError() << "input " << index << " is missing";
+  FailureOr<Value> value = importer.lookupValue(node.input(index), loc);
+  if (failed(value))
+    return emitError() << "input " << index << " ('" << node.input(index)
+                       << "') is not defined before the node (the graph is "
+                          "not topologically sorted or the name is wrong)";
+  return value;
+}
+
+FailureOr<Value> NodeImporter::optionalInput(int index) {
+  if (!hasInput(index))
+    return Value();
+  return input(index);
+}
+
+std::optional<DenseElementsAttr> NodeImporter::constantInput(int index) const {
+  if (!hasInput(index))
+    return std::nullopt;
+  return importer.lookupConstant(node.input(index));
+}
+
+FailureOr<SmallVector<int64_t>> NodeImporter::constantInts(int index) {
+  std::optional<DenseElementsAttr> constant = constantInput(index);
+  if (!constant || !constant->getElementType().isInteger())
+    return emitError() << "input " << index << " ('"
+                       << (hasInput(index) ? node.input(index) : "")
+                       << "') must be an integer constant known at import "
+                          "time (Lethe needs static shapes)";
+  SmallVector<int64_t> result;
+  for (const APInt &value : constant->getValues<APInt>())
+    result.push_back(value.getSExtValue());
+  return result;
+}
+
+FailureOr<SmallVector<double>> NodeImporter::constantFloats(int index) {
+  std::optional<DenseElementsAttr> constant = constantInput(index);
+  if (!constant)
+    return emitError() << "input " << index << " ('"
+                       << (hasInput(index) ? node.input(index) : "")
+                       << "') must be a constant known at import time";
+  SmallVector<double> result;
+  if (isa<FloatType>(constant->getElementType())) {
+    for (const APFloat &value : constant->getValues<APFloat>())
+      result.push_back(value.convertToDouble());
+  } else {
+    for (const APInt &value : constant->getValues<APInt>())
+      result.push_back(static_cast<double>(value.getSExtValue()));
+  }
+  return result;
+}
+
+const onnx::AttributeProto *NodeImporter::attribute(StringRef name) const {
+  for (const onnx::AttributeProto &attribute : node.attribute())
+    if (attribute.name() == name)
+      return &attribute;
+  return nullptr;
+}
+
+int64_t NodeImporter::getInt(StringRef name, int64_t defaultValue) const {
+  const onnx::AttributeProto *found = attribute(name);
+  return found ? found->i() : defaultValue;
+}
+
+float NodeImporter::getFloat(StringRef name, float defaultValue) const {
+  const onnx::AttributeProto *found = attribute(name);
+  return found ? found->f() : defaultValue;
+}
+
+std::string NodeImporter::getString(StringRef name,
+                                    StringRef defaultValue) const {
+  const onnx::AttributeProto *found = attribute(name);
+  return found ? found->s() : defaultValue.str();
+}
+
+SmallVector<int64_t>
+NodeImporter::getInts(StringRef name, ArrayRef<int64_t> defaultValue) const {
+  const onnx::AttributeProto *found = attribute(name);
+  if (!found)
+    return SmallVector<int64_t>(defaultValue);
+  return SmallVector<int64_t>(found->ints().begin(), found->ints().end());
+}
+
+SmallVector<float> NodeImporter::getFloats(StringRef name) const {
+  const onnx::AttributeProto *found = attribute(name);
+  if (!found)
+    return {};
+  return SmallVector<float>(found->floats().begin(), found->floats().end());
+}
+
+bool NodeImporter::isOutputUsed(int index) const {
+  return index < node.output_size() && !node.output(index).empty() &&
+         importer.isUsed(node.output(index));
+}
+
+LogicalResult NodeImporter::setOutputs(ValueRange values) {
+  for (int index = 0; index < node.output_size(); ++index) {
+    if (index < static_cast<int>(values.size())) {
+      if (!node.output(index).empty())
+        importer.defineValue(node.output(index), values[index]);
+      continue;
+    }
+    if (isOutputUsed(index))
+      return unsupported("output " + Twine(index) + " ('" + node.output(index) +
+                         "') is used, but Lethe does "
+                         "not compute it");
+  }
+  return success();
+}
+
+FailureOr<DenseElementsAttr>
+NodeImporter::convertTensor(const onnx::TensorProto &tensor) {
+  FailureOr<ElementsAttr> value =
+      importer.convertTensor(tensor, /*asResource=*/false);
+  if (failed(value))
+    return failure();
+  return cast<DenseElementsAttr>(*value);
+}
+
+void NodeImporter::setConstantOutput(int index, DenseElementsAttr value) {
+  if (index < node.output_size() && !node.output(index).empty())
+    importer.defineConstant(node.output(index), value);
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp>
+mlir::lethe::importONNX(llvm::SourceMgr &sourceMgr, MLIRContext *context,
+                        const ImportONNXOptions &options) {
+  context->loadDialect<LetheDialect, func::FuncDialect>();
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  StringRef path = buffer->getBufferIdentifier();
+  StringRef contents = buffer->getBuffer();
+  Importer importer(context, options, path);
+
+  onnx::ModelProto model;
+  bool isText = path.ends_with(".onnxtxt") || contents.ltrim().starts_with("<");
+  if (isText) {
+    std::string message = parseONNXText(contents, model);
+    if (!message.empty()) {
+      importer.emitError() << "cannot parse the ONNX text format: " << message;
+      return nullptr;
+    }
+  } else if (contents.size() > static_cast<size_t>(INT_MAX) ||
+             !model.ParseFromArray(contents.data(),
+                                   static_cast<int>(contents.size()))) {
+    importer.emitError()
+        << "cannot parse the file as an ONNX model (binary protobuf): it is "
+           "truncated, corrupt or not an ONNX model (the text format needs "
+           "the .onnxtxt extension)";
+    return nullptr;
+  }
+  return importer.importModel(model);
+}
+
+std::string mlir::lethe::parseInputShape(StringRef text,
+                                         ImportONNXOptions &options) {
+  auto [name, dims] = text.split('=');
+  if (name.empty() || !text.contains('='))
+    return "--input-shape expects NAME=D0xD1x..., got '" + text.str() + "'";
+  SmallVector<int64_t> shape;
+  if (!dims.empty()) {
+    SmallVector<StringRef> parts;
+    dims.split(parts, 'x');
+    for (StringRef part : parts) {
+      int64_t dim;
+      if (part.getAsInteger(10, dim) || dim < 0)
+        return "--input-shape " + text.str() + ": '" + part.str() +
+               "' is not a dimension size (a non-negative integer)";
+      shape.push_back(dim);
+    }
+  }
+  options.inputShapes[name] = shape;
+  return "";
+}
+
+void mlir::lethe::registerImportONNXTranslation() {
+  static llvm::cl::list<std::string> inputShapes(
+      "input-shape",
+      llvm::cl::desc("Fix the shape of an ONNX graph input: NAME=D0xD1x... "
+                     "(repeatable)"),
+      llvm::cl::ZeroOrMore);
+  TranslateToMLIRRegistration registration(
+      "import-onnx", "Import an ONNX model (.onnx, .onnxtxt) into lethe",
+      [](llvm::SourceMgr &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        ImportONNXOptions options;
+        for (const std::string &shape : inputShapes) {
+          std::string message = parseInputShape(shape, options);
+          if (!message.empty()) {
+            mlir::emitError(UnknownLoc::get(context)) << message;
+            return nullptr;
+          }
+        }
+        return importONNX(sourceMgr, context, options);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<LetheDialect, func::FuncDialect>();
+      });
+}

@@ -1,0 +1,294 @@
+//===- NodeHandlers.cpp - ONNX importers of elementwise ops and constants -===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// One handler per ONNX op type of the default domain (opsets 11-17). Each maps
+// the node's inputs and attributes onto a `lethe` op whose shape inference
+// checks the operands, so handlers only translate and resolve what ONNX
+// leaves to run time (constant inputs become attributes). This file holds the
+// elementwise ops, matrix products, constants and the handler table; the
+// other categories are in NeuralNetworkHandlers.cpp and TensorHandlers.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+using namespace mlir;
+using namespace mlir::lethe;
+using namespace mlir::lethe::onnx_import;
+
+FailureOr<SmallVector<Value>>
+onnx_import::getInputs(NodeImporter &node, int count, ArrayRef<int> optional) {
+  SmallVector<Value> inputs;
+  for (int index = 0; index < count; ++index) {
+    FailureOr<Value> input = llvm::is_contained(optional, index)
+                                 ? node.optionalInput(index)
+                                 : node.input(index);
+    if (failed(input))
+      return failure();
+    inputs.push_back(*input);
+  }
+  return inputs;
+}
+
+namespace {
+
+/// A unary op with no attributes.
+template <typename OpT> LogicalResult importUnary(NodeImporter &node) {
+  FailureOr<Value> input = node.input(0);
+  if (failed(input))
+    return failure();
+  auto op = OpT::create(node.builder, node.loc, *input);
+  return node.setOutputs(op->getResults());
+}
+
+/// A broadcasting binary op; Pow's exponent is cast to the base's type.
+template <typename OpT> LogicalResult importBinary(NodeImporter &node) {
+  FailureOr<Value> lhs = node.input(0), rhs = node.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  auto lhsType = cast<RankedTensorType>(lhs->getType());
+  auto rhsType = cast<RankedTensorType>(rhs->getType());
+  if (std::is_same_v<OpT, PowOp> &&
+      lhsType.getElementType() != rhsType.getElementType())
+    rhs = CastOp::create(node.builder, node.loc, *rhs,
+                         TypeAttr::get(lhsType.getElementType()))
+              .getResult();
+  return buildAndDefine<OpT>(node, {*lhs, *rhs});
+}
+
+LogicalResult importLeakyRelu(NodeImporter &node) {
+  FailureOr<Value> input = node.input(0);
+  if (failed(input))
+    return failure();
+  auto op = LeakyReluOp::create(
+      node.builder, node.loc, *input,
+      node.builder.getF32FloatAttr(node.getFloat("alpha", 0.01f)));
+  return node.setOutputs(op->getResults());
+}
+
+LogicalResult importClip(NodeImporter &node) {
+  FailureOr<Value> input = node.input(0);
+  if (failed(input))
+    return failure();
+  // Opset 11+: min and max are optional constant inputs.
+  FloatAttr bounds[2];
+  for (int index : {1, 2}) {
+    if (!node.hasInput(index))
+      continue;
+    FailureOr<SmallVector<double>> value = node.constantFloats(index);
+    if (failed(value))
+      return failure();
+    if (value->size() != 1)
+      return node.emitError()
+             << "input " << index << " must be a scalar, it has "
+             << value->size() << " elements";
+    bounds[index - 1] = node.builder.getF64FloatAttr((*value)[0]);
+  }
+  if (bounds[0] && bounds[1] &&
+      bounds[0].getValueAsDouble() > bounds[1].getValueAsDouble())
+    return node.emitError()
+           << "min (" << bounds[0].getValueAsDouble()
+           << ") is greater than max (" << bounds[1].getValueAsDouble() << ")";
+  auto op = ClipOp::create(node.builder, node.loc, input->getType(), *input,
+                           bounds[0], bounds[1]);
+  return node.setOutputs(op->getResults());
+}
+
+LogicalResult importWhere(NodeImporter &node) {
+  FailureOr<Value> condition = node.input(0), lhs = node.input(1),
+                   rhs = node.input(2);
+  if (failed(condition) || failed(lhs) || failed(rhs))
+    return failure();
+  return buildAndDefine<WhereOp>(node, {*condition, *lhs, *rhs});
+}
+
+LogicalResult importCast(NodeImporter &node) {
+  FailureOr<Value> input = node.input(0);
+  if (failed(input))
+    return failure();
+  int64_t to = node.getInt("to", 0);
+  Type elementType = getElementTypeOfONNX(to, node.builder.getContext());
+  if (!elementType)
+    return node.unsupported("casting to data type " +
+                            getONNXDataTypeName(to).str() +
+                            " is not supported");
+  auto op = CastOp::create(node.builder, node.loc, *input,
+                           TypeAttr::get(elementType));
+  return node.setOutputs(op->getResults());
+}
+
+LogicalResult importMatMul(NodeImporter &node) {
+  FailureOr<Value> lhs = node.input(0), rhs = node.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  return buildAndDefine<MatMulOp>(node, {*lhs, *rhs});
+}
+
+LogicalResult importGemm(NodeImporter &node) {
+  FailureOr<SmallVector<Value>> inputs = getInputs(node, 3, /*optional=*/{2});
+  if (failed(inputs))
+    return failure();
+  if (!(*inputs)[2])
+    inputs->pop_back();
+  Builder &builder = node.builder;
+  SmallVector<NamedAttribute> attributes = {
+      builder.getNamedAttr("alpha",
+                           builder.getF32FloatAttr(node.getFloat("alpha", 1))),
+      builder.getNamedAttr("beta",
+                           builder.getF32FloatAttr(node.getFloat("beta", 1)))};
+  if (node.getInt("transA", 0))
+    attributes.push_back(
+        builder.getNamedAttr("trans_a", builder.getUnitAttr()));
+  if (node.getInt("transB", 0))
+    attributes.push_back(
+        builder.getNamedAttr("trans_b", builder.getUnitAttr()));
+  return buildAndDefine<GemmOp>(node, *inputs, attributes);
+}
+
+//===----------------------------------------------------------------------===//
+// Values known at import time
+//===----------------------------------------------------------------------===//
+
+LogicalResult importIdentity(NodeImporter &node) {
+  if (std::optional<DenseElementsAttr> constant = node.constantInput(0)) {
+    node.setConstantOutput(0, *constant);
+    return success();
+  }
+  FailureOr<Value> input = node.input(0);
+  if (failed(input))
+    return failure();
+  return node.setOutputs(*input);
+}
+
+LogicalResult importConstant(NodeImporter &node) {
+  Builder &builder = node.builder;
+  DenseElementsAttr value;
+  if (const onnx::AttributeProto *attribute = node.attribute("value")) {
+    FailureOr<DenseElementsAttr> tensor = node.convertTensor(attribute->t());
+    if (failed(tensor))
+      return failure();
+    value = *tensor;
+  } else if (const onnx::AttributeProto *attribute =
+                 node.attribute("value_float")) {
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({}, builder.getF32Type()), attribute->f());
+  } else if (const onnx::AttributeProto *attribute =
+                 node.attribute("value_floats")) {
+    SmallVector<float> floats(attribute->floats().begin(),
+                              attribute->floats().end());
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({static_cast<int64_t>(floats.size())},
+                              builder.getF32Type()),
+        ArrayRef<float>(floats));
+  } else if (const onnx::AttributeProto *attribute =
+                 node.attribute("value_int")) {
+    value =
+        DenseElementsAttr::get(RankedTensorType::get({}, builder.getI64Type()),
+                               static_cast<int64_t>(attribute->i()));
+  } else if (const onnx::AttributeProto *attribute =
+                 node.attribute("value_ints")) {
+    SmallVector<int64_t> ints(attribute->ints().begin(),
+                              attribute->ints().end());
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({static_cast<int64_t>(ints.size())},
+                              builder.getI64Type()),
+        ArrayRef<int64_t>(ints));
+  } else {
+    return node.unsupported(
+        "only the value, value_float(s) and value_int(s) attributes are "
+        "supported");
+  }
+  node.setConstantOutput(0, value);
+  return success();
+}
+
+LogicalResult importShape(NodeImporter &node) {
+  FailureOr<Value> input = node.input(0);
+  if (failed(input))
+    return failure();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input->getType()).getShape();
+  // Opset 15 selects dims [start, end), negative values counting from the end.
+  int64_t rank = shape.size();
+  auto clampDim = [&](int64_t dim) {
+    if (dim < 0)
+      dim += rank;
+    return std::clamp<int64_t>(dim, 0, rank);
+  };
+  int64_t start = clampDim(node.getInt("start", 0));
+  int64_t end = clampDim(node.getInt("end", rank));
+  SmallVector<int64_t> dims(shape.begin() + start,
+                            shape.begin() + std::max(start, end));
+  node.setConstantOutput(
+      0, DenseElementsAttr::get(
+             RankedTensorType::get({static_cast<int64_t>(dims.size())},
+                                   node.builder.getI64Type()),
+             ArrayRef<int64_t>(dims)));
+  return success();
+}
+
+LogicalResult importConstantOfShape(NodeImporter &node) {
+  FailureOr<SmallVector<int64_t>> shape = node.constantInts(0);
+  if (failed(shape))
+    return failure();
+  for (int64_t dim : *shape)
+    if (dim < 0)
+      return node.emitError() << "the shape has a negative dimension " << dim;
+  DenseElementsAttr fill = DenseElementsAttr::get(
+      RankedTensorType::get({}, node.builder.getF32Type()), 0.0f);
+  if (const onnx::AttributeProto *value = node.attribute("value")) {
+    FailureOr<DenseElementsAttr> tensor = node.convertTensor(value->t());
+    if (failed(tensor))
+      return failure();
+    if (tensor->getNumElements() != 1)
+      return node.emitError() << "value must have one element, it has "
+                              << tensor->getNumElements();
+    fill = *tensor;
+  }
+  auto type = RankedTensorType::get(*shape, fill.getElementType());
+  node.setConstantOutput(
+      0, DenseElementsAttr::get(type, *fill.value_begin<Attribute>()));
+  return success();
+}
+
+} // namespace
+
+void onnx_import::addElementwiseHandlers(
+    llvm::StringMap<NodeHandler> &handlers) {
+  handlers["Neg"] = importUnary<NegOp>;
+  handlers["Relu"] = importUnary<ReluOp>;
+  handlers["LeakyRelu"] = importLeakyRelu;
+  handlers["Sigmoid"] = importUnary<SigmoidOp>;
+  handlers["Tanh"] = importUnary<TanhOp>;
+  handlers["Erf"] = importUnary<ErfOp>;
+  handlers["Exp"] = importUnary<ExpOp>;
+  handlers["Log"] = importUnary<LogOp>;
+  handlers["Sqrt"] = importUnary<SqrtOp>;
+  handlers["Clip"] = importClip;
+  handlers["Add"] = importBinary<AddOp>;
+  handlers["Sub"] = importBinary<SubOp>;
+  handlers["Mul"] = importBinary<MulOp>;
+  handlers["Div"] = importBinary<DivOp>;
+  handlers["Pow"] = importBinary<PowOp>;
+  handlers["Where"] = importWhere;
+  handlers["Cast"] = importCast;
+  handlers["MatMul"] = importMatMul;
+  handlers["Gemm"] = importGemm;
+  handlers["Identity"] = importIdentity;
+  handlers["Constant"] = importConstant;
+  handlers["Shape"] = importShape;
+  handlers["ConstantOfShape"] = importConstantOfShape;
+}
+
+const llvm::StringMap<NodeHandler> &onnx_import::getNodeHandlers() {
+  static const llvm::StringMap<NodeHandler> handlers = [] {
+    llvm::StringMap<NodeHandler> all;
+    addElementwiseHandlers(all);
+    addNeuralNetworkHandlers(all);
+    addTensorHandlers(all);
+    return all;
+  }();
+  return handlers;
+}

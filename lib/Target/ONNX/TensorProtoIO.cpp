@@ -1,0 +1,158 @@
+//===- TensorProtoIO.cpp - Read and write ONNX TensorProto data -----------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Target/ONNX/TensorProtoIO.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+Type lethe::getElementTypeOfONNX(int32_t dataType, MLIRContext *context) {
+  Builder builder(context);
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return builder.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return builder.getF64Type();
+  case onnx::TensorProto::FLOAT16:
+    return builder.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return builder.getBF16Type();
+  case onnx::TensorProto::BOOL:
+    return builder.getI1Type();
+  case onnx::TensorProto::INT8:
+    return builder.getIntegerType(8);
+  case onnx::TensorProto::INT32:
+    return builder.getI32Type();
+  case onnx::TensorProto::INT64:
+    return builder.getI64Type();
+  default:
+    return {};
+  }
+}
+
+int32_t lethe::getONNXDataType(Type elementType) {
+  if (elementType.isF32())
+    return onnx::TensorProto::FLOAT;
+  if (elementType.isF64())
+    return onnx::TensorProto::DOUBLE;
+  if (elementType.isF16())
+    return onnx::TensorProto::FLOAT16;
+  if (elementType.isBF16())
+    return onnx::TensorProto::BFLOAT16;
+  if (elementType.isInteger(1))
+    return onnx::TensorProto::BOOL;
+  if (elementType.isInteger(8))
+    return onnx::TensorProto::INT8;
+  if (elementType.isInteger(32))
+    return onnx::TensorProto::INT32;
+  if (elementType.isInteger(64))
+    return onnx::TensorProto::INT64;
+  return onnx::TensorProto::UNDEFINED;
+}
+
+llvm::StringRef lethe::getONNXDataTypeName(int32_t dataType) {
+  if (onnx::TensorProto::DataType_IsValid(dataType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(dataType));
+  return "<invalid>";
+}
+
+/// Reads the external data of `tensor` into `bytes`.
+static std::string readExternalData(const onnx::TensorProto &tensor,
+                                    llvm::StringRef baseDirectory,
+                                    std::string &bytes) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = std::strtoll(entry.value().c_str(), nullptr, 10);
+    else if (entry.key() == "length")
+      length = std::strtoll(entry.value().c_str(), nullptr, 10);
+  }
+  if (location.empty())
+    return "it stores its data externally but names no file";
+  llvm::SmallString<256> path(baseDirectory);
+  llvm::sys::path::append(path, location);
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file)
+    return "its data is in external file '" + path.str().str() +
+           "', which cannot be read (" + file.getError().message() +
+           "); keep the data file next to the model";
+  llvm::StringRef contents = (*file)->getBuffer();
+  int64_t size = contents.size();
+  if (length < 0)
+    length = size - offset;
+  if (offset < 0 || offset + length > size)
+    return "external file '" + path.str().str() + "' is too short (" +
+           std::to_string(size) + " bytes, the data ends at byte " +
+           std::to_string(offset + length) + ")";
+  bytes = contents.substr(offset, length).str();
+  return "";
+}
+
+std::string lethe::readTensorBytes(const onnx::TensorProto &tensor,
+                                   llvm::StringRef baseDirectory,
+                                   int64_t elementSize, std::string &bytes) {
+  int64_t count = 1;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0)
+      return "it has a negative dimension " + std::to_string(dim);
+    count *= dim;
+  }
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string message = readExternalData(tensor, baseDirectory, bytes);
+    if (!message.empty())
+      return message;
+  } else if (tensor.has_raw_data()) {
+    bytes = tensor.raw_data();
+  } else {
+    bytes.assign(count * elementSize, 0);
+    auto copyFrom = [&](const auto &field) -> std::string {
+      if (field.size() != count)
+        return "it has " + std::to_string(field.size()) + " values for " +
+               std::to_string(count) + " elements";
+      for (int64_t i = 0; i < count; ++i) {
+        // int32_data also holds INT8, BOOL and the bits of FLOAT16 and
+        // BFLOAT16: keep the low `elementSize` bytes (little-endian host).
+        auto value = field.Get(i);
+        std::memcpy(bytes.data() + i * elementSize, &value, elementSize);
+      }
+      return "";
+    };
+    std::string message;
+    switch (tensor.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      message = copyFrom(tensor.float_data());
+      break;
+    case onnx::TensorProto::DOUBLE:
+      message = copyFrom(tensor.double_data());
+      break;
+    case onnx::TensorProto::INT64:
+      message = copyFrom(tensor.int64_data());
+      break;
+    default:
+      message = copyFrom(tensor.int32_data());
+      break;
+    }
+    if (!message.empty())
+      return message;
+  }
+  if (static_cast<int64_t>(bytes.size()) != count * elementSize)
+    return "it has " + std::to_string(bytes.size()) + " bytes of data for " +
+           std::to_string(count) + " elements of " +
+           std::to_string(elementSize) + " bytes";
+  return "";
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Run ONNX's own conformance tests through Lethe's importer and interpreter.
+
+For every test directory (model.onnx + test_data_set_*/input_N.pb, output_N.pb)
+under the ONNX test data, imports the model with `lethe-translate
+--import-onnx` and runs each data set with `lethe-run --inputs-from
+--expect-from`. A test is
+
+  passed       every data set matches (rtol 1e-4, atol 1e-5 by default),
+  unsupported  Lethe rejects something the model uses, with its
+               "not supported" diagnostics (an op, a data type, a run-time
+               shape),
+  failed       anything else: a wrong number, a crash, an unexpected error.
+
+Prints the totals per directory and overall. Exits non-zero only when a test
+named in the expected-passes list does not pass, so the list is what the test
+suite holds Lethe to; `--update` rewrites it with the tests that pass now.
+
+usage: onnx_conformance.py --build DIR [--data DIR] [--expected FILE]
+                           [--update] [--jobs N] [--filter SUBSTRING] [-v]
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import os
+import subprocess
+import sys
+import tempfile
+
+DEFAULT_DATA = "/usr/share/libonnx-testdata/data"
+SUITES = ("node", "pytorch-converted", "pytorch-operator", "simple")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Diagnostics by which Lethe says it does not support something the model uses.
+UNSUPPORTED_MARKERS = (
+    "is not supported",
+    "which Lethe does not support",
+    "known at import time",
+    "has a dynamic dimension",
+    "has no shape",
+    "is not a tensor",
+    "Lethe supports opsets",
+    "the interpreter cannot execute",
+)
+
+
+def find_tests(data_dir, name_filter):
+    for suite in SUITES:
+        root = os.path.join(data_dir, suite)
+        if not os.path.isdir(root):
+            continue
+        for name in sorted(os.listdir(root)):
+            directory = os.path.join(root, name)
+            if os.path.isfile(os.path.join(directory, "model.onnx")):
+                test = f"{suite}/{name}"
+                if name_filter is None or name_filter in test:
+                    yield test, directory
+
+
+def classify_error(output):
+    if any(marker in output for marker in UNSUPPORTED_MARKERS):
+        return "unsupported"
+    return "failed"
+
+
+def first_error_line(output):
+    for line in output.splitlines():
+        if "error" in line.lower() or "mismatch" in line.lower():
+            return line.strip()
+    lines = output.strip().splitlines()
+    return lines[-1] if lines else "(no output)"
+
+
+def run_test(args, test, directory):
+    """Returns (test, status, detail)."""
+    translate = os.path.join(args.build, "bin", "lethe-translate")
+    run = os.path.join(args.build, "bin", "lethe-run")
+    with tempfile.TemporaryDirectory() as scratch:
+        mlir = os.path.join(scratch, "model.mlir")
+        try:
+            result = subprocess.run(
+                [translate, "--import-onnx", os.path.join(directory, "model.onnx"), "-o", mlir],
+                capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return test, "failed", "import timed out"
+        if result.returncode != 0:
+            output = result.stderr + result.stdout
+            if result.returncode < 0:
+                return test, "failed", f"import crashed (signal {-result.returncode})"
+            return test, classify_error(output), first_error_line(output)
+        data_sets = sorted(d for d in os.listdir(directory) if d.startswith("test_data_set_"))
+        if not data_sets:
+            return test, "failed", "no test_data_set_* directory"
+        for data_set in data_sets:
+            path = os.path.join(directory, data_set)
+            try:
+                result = subprocess.run(
+                    [run, mlir, "--inputs-from", path, "--expect-from", path,
+                     "--rtol", str(args.rtol), "--atol", str(args.atol)],
+                    capture_output=True, text=True, timeout=300)
+            except subprocess.TimeoutExpired:
+                return test, "failed", f"{data_set}: run timed out"
+            if result.returncode != 0:
+                output = result.stderr + result.stdout
+                if result.returncode < 0:
+                    return test, "failed", f"{data_set}: lethe-run crashed (signal {-result.returncode})"
+                status = classify_error(output)
+                return test, status, f"{data_set}: {first_error_line(output)}"
+    return test, "passed", ""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", required=True, help="Lethe build directory")
+    parser.add_argument("--data", default=DEFAULT_DATA, help="ONNX test data directory")
+    parser.add_argument("--expected", default=os.path.join(HERE, "expected-passes.txt"))
+    parser.add_argument("--update", action="store_true",
+                        help="rewrite the expected-passes list with what passes now")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--filter", help="only tests whose name contains this")
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--atol", type=float, default=1e-5)
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="print every test that does not pass, with its first error")
+    args = parser.parse_args()
+
+    if not os.path.isdir(args.data):
+        sys.exit(f"onnx_conformance.py: no ONNX test data at {args.data} "
+                 "(install Debian's libonnx-testdata)")
+    tests = list(find_tests(args.data, args.filter))
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lambda item: run_test(args, *item), tests))
+
+    totals = collections.defaultdict(collections.Counter)
+    for test, status, detail in results:
+        totals[test.split("/")[0]][status] += 1
+        totals["all"][status] += 1
+        if args.verbose and status != "passed":
+            print(f"{status:12} {test}: {detail}")
+    print(f"{'suite':20} {'passed':>8} {'failed':>8} {'unsupported':>12} {'total':>8}")
+    for suite in list(SUITES) + ["all"]:
+        counts = totals.get(suite)
+        if not counts:
+            continue
+        print(f"{suite:20} {counts['passed']:8} {counts['failed']:8} "
+              f"{counts['unsupported']:12} {sum(counts.values()):8}")
+
+    passed = sorted(test for test, status, _ in results if status == "passed")
+    if args.update:
+        with open(args.expected, "w") as file:
+            file.write("# ONNX conformance tests that Lethe passes; "
+                       "test/conformance/onnx_conformance.py --update rewrites it.\n")
+            file.writelines(f"{test}\n" for test in passed)
+        print(f"wrote {len(passed)} expected passes to {args.expected}")
+        return 0
+
+    expected = set()
+    if os.path.exists(args.expected):
+        with open(args.expected) as file:
+            expected = {line.strip() for line in file
+                        if line.strip() and not line.startswith("#")}
+    status_of = {test: (status, detail) for test, status, detail in results}
+    regressions = sorted(test for test in expected
+                         if test in status_of and status_of[test][0] != "passed")
+    if args.filter is None:
+        regressions += sorted(test for test in expected if test not in status_of)
+    for test in regressions:
+        status, detail = status_of.get(test, ("missing", "the test directory is gone"))
+        print(f"REGRESSION {test}: {status}: {detail}")
+    print(f"{len(passed)} passed, {len(regressions)} failed: "
+          f"{len(expected)} expected passes, {len(regressions)} regressions")
+    return 1 if regressions else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

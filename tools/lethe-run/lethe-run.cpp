@@ -1,0 +1,289 @@
+//===- lethe-run.cpp - Run lethe IR on the CPU ----------------------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The reference interpreter's driver:
+//
+//   lethe-run FILE.mlir [--entry NAME] [--inputs-from DIR] [--expect-from DIR]
+//             [--rtol R] [--atol A] [--random-inputs SEED]
+//             [--dump-outputs DIR]
+//
+// Data inputs (arguments without a `lethe.initializer`) come from
+// DIR/input_K.pb (ONNX TensorProto, K counting data inputs in argument
+// order) or are random; parameters take their initial values. Results are
+// compared with DIR/output_K.pb (|actual - expected| <= atol + rtol *
+// |expected| for every element), printing one line per output; the exit code
+// is 0 only when all match. The peak of tensor bytes held is printed last.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Interpreter/Interpreter.h"
+
+#include "lethe/Dialect/Lethe/IR/TensorSize.h"
+#include "lethe/InitAllDialects.h"
+#include "lethe/Target/ONNX/TensorProtoIO.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::lethe;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                                      cl::Required);
+static cl::opt<std::string>
+    entryName("entry", cl::desc("Function to run (default: the only one, or "
+                                "@main)"));
+static cl::opt<std::string>
+    inputsFrom("inputs-from", cl::desc("Read data inputs from DIR/input_K.pb"),
+               cl::value_desc("DIR"));
+static cl::opt<std::string>
+    expectFrom("expect-from", cl::desc("Compare results with DIR/output_K.pb"),
+               cl::value_desc("DIR"));
+static cl::opt<double> relativeTolerance("rtol", cl::desc("Relative tolerance"),
+                                         cl::init(1e-4));
+static cl::opt<double> absoluteTolerance("atol", cl::desc("Absolute tolerance"),
+                                         cl::init(1e-5));
+static cl::opt<int64_t>
+    randomInputs("random-inputs",
+                 cl::desc("Fill data inputs with random values from SEED"),
+                 cl::value_desc("SEED"), cl::init(-1));
+static cl::opt<std::string>
+    dumpOutputs("dump-outputs", cl::desc("Write results to DIR/output_K.pb"),
+                cl::value_desc("DIR"));
+
+/// Prints "lethe-run: <message>" and returns the failure exit code.
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "lethe-run: " << message << "\n";
+  return 1;
+}
+
+/// Reads DIR/NAME as a TensorProto of `type`.
+static FailureOr<HostTensor> readTensor(StringRef path, RankedTensorType type,
+                                        std::string &error) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file) {
+    error = "cannot read '" + path.str() + "': " + file.getError().message();
+    return failure();
+  }
+  onnx::TensorProto proto;
+  StringRef contents = (*file)->getBuffer();
+  if (!proto.ParseFromArray(contents.data(),
+                            static_cast<int>(contents.size()))) {
+    error = "'" + path.str() + "' is not an ONNX TensorProto";
+    return failure();
+  }
+  Type elementType = getElementTypeOfONNX(proto.data_type(), type.getContext());
+  SmallVector<int64_t> shape(proto.dims().begin(), proto.dims().end());
+  if (elementType != type.getElementType() ||
+      ArrayRef<int64_t>(shape) != type.getShape()) {
+    std::string given;
+    llvm::raw_string_ostream os(given);
+    os << getONNXDataTypeName(proto.data_type()) << " [";
+    llvm::interleave(shape, os, "x");
+    os << "]";
+    error = "'" + path.str() + "' holds " + given + ", expected " +
+            llvm::formatv("{0}", type).str();
+    return failure();
+  }
+  std::string bytes;
+  std::string message =
+      readTensorBytes(proto, llvm::sys::path::parent_path(path),
+                      getElementSizeInBytes(elementType), bytes);
+  if (!message.empty()) {
+    error = "'" + path.str() + "': " + message;
+    return failure();
+  }
+  HostTensor tensor(type);
+  std::memcpy(tensor.data(), bytes.data(), bytes.size());
+  return tensor;
+}
+
+/// Writes `tensor` to `path` as a TensorProto with raw data.
+static bool writeTensor(StringRef path, const HostTensor &tensor,
+                        std::string &error) {
+  onnx::TensorProto proto;
+  for (int64_t dim : tensor.getType().getShape())
+    proto.add_dims(dim);
+  proto.set_data_type(getONNXDataType(tensor.getType().getElementType()));
+  proto.set_raw_data(std::string(tensor.data(), tensor.getSizeInBytes()));
+  std::error_code code;
+  llvm::raw_fd_ostream os(path, code);
+  if (code) {
+    error = "cannot write '" + path.str() + "': " + code.message();
+    return false;
+  }
+  std::string serialized;
+  proto.SerializeToString(&serialized);
+  os << serialized;
+  return true;
+}
+
+/// A tensor of `type` with seeded random values: floats uniform in [-1, 1),
+/// integers in [0, 10), booleans fair coins.
+static HostTensor randomTensor(RankedTensorType type, std::mt19937_64 &rng) {
+  HostTensor tensor(type);
+  Type elementType = type.getElementType();
+  int64_t count = type.getNumElements();
+  lethe_rt_tensor view = tensor.view();
+  // Generate in f64 and let the runtime's cast round to the element type.
+  SmallVector<double> values(count);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  for (double &value : values) {
+    if (isa<FloatType>(elementType))
+      value = real(rng);
+    else if (elementType.isInteger(1))
+      value = rng() & 1;
+    else
+      value = static_cast<double>(rng() % 10);
+  }
+  int64_t rank = type.getRank();
+  lethe_rt_tensor source{values.data(), LETHE_RT_F64,
+                         static_cast<int32_t>(rank), type.getShape().data()};
+  lethe_rt_context *context = lethe_rt_context_create();
+  lethe_rt_cast(context, &source, &view);
+  lethe_rt_context_destroy(context);
+  return tensor;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "Lethe reference interpreter\n");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string errorMessage;
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
+  if (!buffer)
+    return fail("cannot read '" + inputFile +
+                "': " + buffer.getError().message());
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  // Find the entry function.
+  func::FuncOp function;
+  SmallVector<func::FuncOp> candidates;
+  for (auto candidate : module->getOps<func::FuncOp>())
+    if (!candidate.isExternal())
+      candidates.push_back(candidate);
+  if (!entryName.empty()) {
+    function = module->lookupSymbol<func::FuncOp>(entryName);
+    if (!function)
+      return fail("no function @" + entryName + " in '" + inputFile + "'");
+  } else if (candidates.size() == 1) {
+    function = candidates.front();
+  } else {
+    function = module->lookupSymbol<func::FuncOp>("main");
+    if (!function)
+      return fail("'" + inputFile +
+                  "' has several functions: choose one with --entry");
+  }
+
+  // Arguments: data inputs from files or random, parameters from their
+  // initializers.
+  std::mt19937_64 rng(randomInputs < 0 ? 0 : randomInputs);
+  std::vector<HostTensor> arguments;
+  int64_t dataIndex = 0;
+  for (auto [index, argument] : llvm::enumerate(function.getArguments())) {
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if (!type || !type.hasStaticShape())
+      return fail(llvm::formatv("argument {0} has type {1}; lethe-run needs "
+                                "statically shaped tensors",
+                                index, argument.getType())
+                      .str());
+    if (function.getArgAttr(index, "lethe.initializer")) {
+      arguments.emplace_back(); // the interpreter uses the initializer
+      continue;
+    }
+    if (!inputsFrom.empty()) {
+      SmallString<256> path(inputsFrom.getValue());
+      llvm::sys::path::append(path,
+                              "input_" + std::to_string(dataIndex) + ".pb");
+      FailureOr<HostTensor> tensor = readTensor(path, type, errorMessage);
+      if (failed(tensor))
+        return fail(errorMessage);
+      arguments.push_back(std::move(*tensor));
+    } else if (randomInputs >= 0) {
+      arguments.push_back(randomTensor(type, rng));
+    } else {
+      return fail(llvm::formatv("argument {0} is a data input: give "
+                                "--inputs-from DIR or --random-inputs SEED",
+                                index)
+                      .str());
+    }
+    ++dataIndex;
+  }
+
+  Interpreter interpreter;
+  FailureOr<std::vector<HostTensor>> results =
+      interpreter.run(function, std::move(arguments));
+  if (failed(results))
+    return 1;
+
+  bool allMatch = true;
+  for (auto [index, result] : llvm::enumerate(*results)) {
+    std::string name = "output_" + std::to_string(index);
+    if (!dumpOutputs.empty()) {
+      SmallString<256> path(dumpOutputs.getValue());
+      llvm::sys::fs::create_directories(path);
+      llvm::sys::path::append(path, name + ".pb");
+      if (!writeTensor(path, result, errorMessage))
+        return fail(errorMessage);
+    }
+    if (expectFrom.empty()) {
+      llvm::outs() << name << ": " << result.getType() << "\n";
+      continue;
+    }
+    SmallString<256> path(expectFrom.getValue());
+    llvm::sys::path::append(path, name + ".pb");
+    FailureOr<HostTensor> expected =
+        readTensor(path, result.getType(), errorMessage);
+    if (failed(expected))
+      return fail(errorMessage);
+    double maxAbs = 0, maxRel = 0;
+    int64_t mismatches = 0, count = result.getType().getNumElements();
+    for (int64_t i = 0; i < count; ++i) {
+      double actual = result.getAsDouble(i), wanted = expected->getAsDouble(i);
+      if (std::isnan(actual) && std::isnan(wanted))
+        continue;
+      double error = std::fabs(actual - wanted);
+      if (std::isinf(actual) && actual == wanted)
+        error = 0;
+      maxAbs = std::max(maxAbs, error);
+      if (wanted != 0)
+        maxRel = std::max(maxRel, error / std::fabs(wanted));
+      if (!(error <= absoluteTolerance + relativeTolerance * std::fabs(wanted)))
+        ++mismatches;
+    }
+    allMatch &= mismatches == 0;
+    llvm::outs() << llvm::formatv(
+        "{0}: {1} max abs error {2:e3}, max rel error {3:e3}, {4} of {5} "
+        "elements outside tolerance\n",
+        name, mismatches ? "MISMATCH" : "ok", maxAbs, maxRel, mismatches,
+        count);
+  }
+  llvm::outs() << "peak tensor bytes held: " << interpreter.getPeakBytes()
+               << "\n";
+  return allMatch ? 0 : 1;
+}
