@@ -67,7 +67,7 @@ lethe_rt_coordinate_mode getCoordinateMode(StringRef mode) {
       .Case("asymmetric", LETHE_RT_ASYMMETRIC)
       .Case("align_corners", LETHE_RT_ALIGN_CORNERS)
       .Case("pytorch_half_pixel", LETHE_RT_PYTORCH_HALF_PIXEL)
-      .Case("tf_half_pixel_for_nearest", LETHE_RT_TF_HALF_PIXEL_FOR_NEAREST)
+      .Case("tf_half_pixel_for_nn", LETHE_RT_TF_HALF_PIXEL_FOR_NN)
       .Default(LETHE_RT_HALF_PIXEL);
 }
 

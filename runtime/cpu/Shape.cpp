@@ -296,7 +296,7 @@ extern "C" lethe_rt_status lethe_rt_resize_nearest(
       case LETHE_RT_ASYMMETRIC:
         original = i / scale;
         break;
-      case LETHE_RT_TF_HALF_PIXEL_FOR_NEAREST:
+      case LETHE_RT_TF_HALF_PIXEL_FOR_NN:
         original = (i + 0.5) / scale;
         break;
       default:

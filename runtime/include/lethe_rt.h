@@ -323,7 +323,7 @@ typedef enum lethe_rt_coordinate_mode {
   LETHE_RT_ASYMMETRIC,
   LETHE_RT_ALIGN_CORNERS,
   LETHE_RT_PYTORCH_HALF_PIXEL,
-  LETHE_RT_TF_HALF_PIXEL_FOR_NEAREST,
+  LETHE_RT_TF_HALF_PIXEL_FOR_NN,
 } lethe_rt_coordinate_mode;
 
 typedef enum lethe_rt_nearest_mode {

@@ -89,6 +89,10 @@ static FailureOr<HostTensor> readTensor(StringRef path, RankedTensorType type,
     error = "'" + path.str() + "' is not an ONNX TensorProto";
     return failure();
   }
+  // ONNX's own test data stores bfloat16 tensors as UINT16 bit patterns.
+  if (proto.data_type() == onnx::TensorProto::UINT16 &&
+      type.getElementType().isBF16())
+    proto.set_data_type(onnx::TensorProto::BFLOAT16);
   Type elementType = getElementTypeOfONNX(proto.data_type(), type.getContext());
   SmallVector<int64_t> shape(proto.dims().begin(), proto.dims().end());
   if (elementType != type.getElementType() ||

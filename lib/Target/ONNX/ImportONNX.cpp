@@ -33,6 +33,11 @@ using namespace mlir::lethe::onnx_import;
 /// Where the list of supported ops lives, for diagnostics.
 static constexpr const char *kSupportedOpsDoc = "docs/ONNX.md";
 
+/// The versions of the default ONNX domain the importer handles. Handlers
+/// read the attributes that later versions moved to inputs both ways.
+static constexpr int64_t kMinimumOpset = 6;
+static constexpr int64_t kMaximumOpset = 17;
+
 namespace mlir::lethe::onnx_import {
 
 //===----------------------------------------------------------------------===//
@@ -81,6 +86,13 @@ private:
   LogicalResult importNode(const onnx::NodeProto &node);
   /// Adds an argument for the float initializer `name` on first use.
   Value addParameter(StringRef name);
+  /// Reads data input `index` (`name`, of `type`) from
+  /// `options.inputValuesDirectory` as a known value.
+  LogicalResult readInputValue(StringRef name, int64_t index,
+                               RankedTensorType type);
+  /// Fails with the "not supported" diagnostic of the first node whose
+  /// domain or op type the importer does not handle.
+  LogicalResult checkSupported(const onnx::GraphProto &graph);
   /// Records the initializers that are state rather than trainable
   /// parameters: BatchNormalization's running mean and variance.
   void findNonTrainable(const onnx::GraphProto &graph);
@@ -107,15 +119,23 @@ LogicalResult Importer::importOpsets(const onnx::ModelProto &model) {
   for (const onnx::OperatorSetIdProto &opset : model.opset_import())
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
       defaultOpset = opset.version();
+  bool usesDefaultDomain = llvm::any_of(
+      model.graph().node(), [](const onnx::NodeProto &node) {
+        return node.domain().empty() || node.domain() == "ai.onnx";
+      });
+  if (!usesDefaultDomain)
+    return success();
   if (defaultOpset == 0)
     return emitError() << "the model imports no version of the default ONNX "
-                          "domain (opset_import is empty); re-export it "
-                          "with an opset between 11 and 17";
-  if (defaultOpset < 11 || defaultOpset > 17)
+                          "domain (opset_import); re-export it with an opset "
+                          "between "
+                       << kMinimumOpset << " and " << kMaximumOpset;
+  if (defaultOpset < kMinimumOpset || defaultOpset > kMaximumOpset)
     return emitError() << "the model uses opset " << defaultOpset
                        << " of the default ONNX domain; Lethe supports "
-                          "opsets 11 to 17 (convert it with "
-                          "onnx.version_converter)";
+                          "opsets "
+                       << kMinimumOpset << " to " << kMaximumOpset
+                       << " (convert it with onnx.version_converter)";
   return success();
 }
 
@@ -225,6 +245,38 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
   return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(type, raw));
 }
 
+LogicalResult Importer::readInputValue(StringRef name, int64_t index,
+                                       RankedTensorType type) {
+  SmallString<256> path(options.inputValuesDirectory);
+  llvm::sys::path::append(path, "input_" + std::to_string(index) + ".pb");
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file)
+    return emitError() << "--input-values-from: cannot read '" << path
+                       << "' for input '" << name
+                       << "': " << file.getError().message();
+  onnx::TensorProto tensor;
+  StringRef contents = (*file)->getBuffer();
+  if (!tensor.ParseFromArray(contents.data(),
+                             static_cast<int>(contents.size())))
+    return emitError() << "--input-values-from: '" << path
+                       << "' is not an ONNX TensorProto";
+  tensor.set_name(name.str());
+  // ONNX's own test data stores bfloat16 tensors as UINT16 bit patterns.
+  if (tensor.data_type() == onnx::TensorProto::UINT16 &&
+      type.getElementType().isBF16())
+    tensor.set_data_type(onnx::TensorProto::BFLOAT16);
+  FailureOr<ElementsAttr> value = convertTensor(tensor, /*asResource=*/false);
+  if (failed(value))
+    return failure();
+  if (value->getShapedType() != type)
+    return emitError() << "--input-values-from: '" << path << "' holds "
+                       << value->getShapedType() << ", but input '" << name
+                       << "' has type " << type;
+  constants[name] = cast<DenseElementsAttr>(*value);
+  return success();
+}
+
 Value Importer::addParameter(StringRef name) {
   ElementsAttr initial = pendingParameters.lookup(name);
   pendingParameters.erase(name);
@@ -264,7 +316,26 @@ void Importer::findNonTrainable(const onnx::GraphProto &graph) {
           nonTrainable.insert(node.input(index));
 }
 
+LogicalResult Importer::checkSupported(const onnx::GraphProto &graph) {
+  const llvm::StringMap<NodeHandler> &handlers = getNodeHandlers();
+  for (const onnx::NodeProto &node : graph.node()) {
+    const std::string &domain = node.domain();
+    if (!domain.empty() && domain != "ai.onnx")
+      return NodeImporter(*this, node, builder, function.getLoc(),
+                          defaultOpset)
+          .unsupported("domain '" + domain + "' is not supported");
+    if (!handlers.count(node.op_type()))
+      return NodeImporter(*this, node, builder, function.getLoc(),
+                          defaultOpset)
+          .unsupported("Lethe has no importer for this op");
+  }
+  return success();
+}
+
 LogicalResult Importer::importGraph(const onnx::GraphProto &graph) {
+  // Report an op Lethe cannot import before anything else about the model.
+  if (failed(checkSupported(graph)))
+    return failure();
   findNonTrainable(graph);
   for (const onnx::NodeProto &node : graph.node())
     for (const std::string &input : node.input())
@@ -300,12 +371,17 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph) {
 
   // Graph inputs that are not initializers are the function's data inputs.
   Block &entry = function.getBody().front();
+  int64_t dataIndex = 0;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (initializerNames.contains(input.name()))
       continue;
     FailureOr<RankedTensorType> type = convertInputType(input);
     if (failed(type))
       return failure();
+    if (!options.inputValuesDirectory.empty() &&
+        failed(readInputValue(input.name(), dataIndex, *type)))
+      return failure();
+    ++dataIndex;
     Value argument =
         entry.addArgument(*type, FileLineColLoc::get(context, modelPath, 0, 0));
     values[input.name()] = argument;
@@ -348,15 +424,8 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   Location loc = NameLoc::get(builder.getStringAttr(name),
                               FileLineColLoc::get(context, modelPath, 0, 0));
   NodeImporter nodeImporter(*this, node, builder, loc, defaultOpset);
-
-  const std::string &domain = node.domain();
-  if (!domain.empty() && domain != "ai.onnx")
-    return nodeImporter.unsupported("domain '" + domain + "' is not supported");
-  const llvm::StringMap<NodeHandler> &handlers = getNodeHandlers();
-  auto handler = handlers.find(node.op_type());
-  if (handler == handlers.end())
-    return nodeImporter.unsupported("Lethe has no importer for this op");
-  return handler->second(nodeImporter);
+  // checkSupported() made sure that there is a handler.
+  return getNodeHandlers().lookup(node.op_type())(nodeImporter);
 }
 
 //===----------------------------------------------------------------------===//
@@ -581,11 +650,17 @@ void mlir::lethe::registerImportONNXTranslation() {
       llvm::cl::desc("Fix the shape of an ONNX graph input: NAME=D0xD1x... "
                      "(repeatable)"),
       llvm::cl::ZeroOrMore);
+  static llvm::cl::opt<std::string> inputValuesFrom(
+      "input-values-from",
+      llvm::cl::desc("Specialize the model to the input values in "
+                     "DIR/input_K.pb, so that run-time shape inputs fold"),
+      llvm::cl::value_desc("DIR"));
   TranslateToMLIRRegistration registration(
       "import-onnx", "Import an ONNX model (.onnx, .onnxtxt) into lethe",
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
         ImportONNXOptions options;
+        options.inputValuesDirectory = inputValuesFrom;
         for (const std::string &shape : inputShapes) {
           std::string message = parseInputShape(shape, options);
           if (!message.empty()) {

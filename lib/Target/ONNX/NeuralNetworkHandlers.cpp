@@ -170,10 +170,14 @@ LogicalResult importConvTranspose(NodeImporter &node) {
       int64_t total = strides[dim] * ((*spatial)[dim] - 1) +
                       outputPadding[dim] + (kernel[dim] - 1) * dilations[dim] +
                       1 - outputShape[dim];
-      if (total < 0)
-        return node.emitError()
-               << "output_shape " << outputShape[dim] << " of spatial dim "
-               << dim << " is larger than the transposed convolution produces";
+      if (total < 0) {
+        // A larger output than the kernel covers: the extra rows and
+        // columns at the end are output padding (as ONNX's reference
+        // implementation, which pads the end negatively).
+        outputPadding[dim] -= total;
+        pads[dim] = pads[dim + rank] = 0;
+        continue;
+      }
       int64_t half = total / 2;
       pads[dim] = autoPad == "SAME_UPPER" ? half : total - half;
       pads[dim + rank] = autoPad == "SAME_UPPER" ? total - half : half;
@@ -235,6 +239,9 @@ LogicalResult importBatchNormalization(NodeImporter &node) {
   FailureOr<SmallVector<Value>> inputs = getInputs(node, 5);
   if (failed(inputs))
     return failure();
+  if (node.opset < 9 && node.getInt("spatial", 1) == 0)
+    return node.unsupported("spatial = 0 (per-activation statistics) is not "
+                            "supported");
   Builder &builder = node.builder;
   NamedAttribute epsilon = builder.getNamedAttr(
       "epsilon", builder.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)));
@@ -243,6 +250,8 @@ LogicalResult importBatchNormalization(NodeImporter &node) {
   bool training = node.opset >= 14
                       ? node.getInt("training_mode", 0) != 0
                       : node.isOutputUsed(1) || node.isOutputUsed(2);
+  if (node.opset < 7 && node.getInt("is_test", 0))
+    training = false;
   if (!training)
     return buildAndDefine<BatchNormOp>(node, *inputs, {epsilon});
   BatchNormTrainOp op = buildInferred<BatchNormTrainOp>(
@@ -321,7 +330,9 @@ LogicalResult importDropout(NodeImporter &node) {
       return failure();
     ratio = (*value)[0];
   }
-  bool training = false;
+  // Opset 6 trains unless is_test is set; opsets 7 to 11 are always the
+  // identity; from 12 the training_mode input decides.
+  bool training = node.opset < 7 && node.getInt("is_test", 0) == 0;
   if (node.hasInput(2)) {
     FailureOr<SmallVector<double>> value = node.constantFloats(2);
     if (failed(value))

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// One handler per ONNX op type of the default domain (opsets 11-17). Each maps
+// One handler per ONNX op type of the default domain (opsets 7-17). Each maps
 // the node's inputs and attributes onto a `lethe` op whose shape inference
 // checks the operands, so handlers only translate and resolve what ONNX
 // leaves to run time (constant inputs become attributes). This file holds the
@@ -35,10 +35,24 @@ onnx_import::getInputs(NodeImporter &node, int count, ArrayRef<int> optional) {
 
 namespace {
 
+/// Fails with "unsupported" unless `value` is a floating-point tensor (the
+/// activation ops of the dialect are defined on floats only).
+LogicalResult requireFloat(NodeImporter &node, Value value) {
+  Type elementType = cast<RankedTensorType>(value.getType()).getElementType();
+  if (isa<FloatType>(elementType))
+    return success();
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << elementType;
+  return node.unsupported("Lethe implements it for floating-point tensors "
+                          "only, the input is " +
+                          name);
+}
+
 /// A unary op with no attributes.
 template <typename OpT> LogicalResult importUnary(NodeImporter &node) {
   FailureOr<Value> input = node.input(0);
-  if (failed(input))
+  if (failed(input) || failed(requireFloat(node, *input)))
     return failure();
   auto op = OpT::create(node.builder, node.loc, *input);
   return node.setOutputs(op->getResults());
@@ -51,6 +65,30 @@ template <typename OpT> LogicalResult importBinary(NodeImporter &node) {
     return failure();
   auto lhsType = cast<RankedTensorType>(lhs->getType());
   auto rhsType = cast<RankedTensorType>(rhs->getType());
+  // Opset 6 broadcasts only with `broadcast = 1`, aligning the right operand
+  // at `axis` (at the end by default): pad its shape with trailing ones so
+  // that numpy broadcasting does the same.
+  if (node.opset < 7 && node.getInt("broadcast", 0) && node.attribute("axis")) {
+    int64_t axis = node.getInt("axis", 0);
+    if (axis < 0)
+      axis += lhsType.getRank();
+    int64_t trailing = lhsType.getRank() - axis - rhsType.getRank();
+    if (axis < 0 || trailing < 0)
+      return node.emitError() << "axis " << node.getInt("axis", 0)
+                              << " does not place operand B (rank "
+                              << rhsType.getRank() << ") inside A (rank "
+                              << lhsType.getRank() << ")";
+    SmallVector<int64_t> shape(rhsType.getShape());
+    shape.append(trailing, 1);
+    ReshapeOp aligned = buildInferred<ReshapeOp>(
+        node, *rhs,
+        {node.builder.getNamedAttr("shape",
+                                   node.builder.getDenseI64ArrayAttr(shape))});
+    if (!aligned)
+      return failure();
+    rhs = aligned.getResult();
+    rhsType = aligned.getType();
+  }
   if (std::is_same_v<OpT, PowOp> &&
       lhsType.getElementType() != rhsType.getElementType())
     rhs = CastOp::create(node.builder, node.loc, *rhs,
@@ -61,7 +99,7 @@ template <typename OpT> LogicalResult importBinary(NodeImporter &node) {
 
 LogicalResult importLeakyRelu(NodeImporter &node) {
   FailureOr<Value> input = node.input(0);
-  if (failed(input))
+  if (failed(input) || failed(requireFloat(node, *input)))
     return failure();
   auto op = LeakyReluOp::create(
       node.builder, node.loc, *input,
@@ -71,10 +109,18 @@ LogicalResult importLeakyRelu(NodeImporter &node) {
 
 LogicalResult importClip(NodeImporter &node) {
   FailureOr<Value> input = node.input(0);
-  if (failed(input))
+  if (failed(input) || failed(requireFloat(node, *input)))
     return failure();
-  // Opset 11+: min and max are optional constant inputs.
   FloatAttr bounds[2];
+  if (node.opset < 11) {
+    // Before opset 11, min and max are attributes.
+    const char *names[] = {"min", "max"};
+    for (int index : {0, 1})
+      if (node.attribute(names[index]))
+        bounds[index] =
+            node.builder.getF64FloatAttr(node.getFloat(names[index], 0.0f));
+  }
+  // From opset 11, min and max are optional constant inputs.
   for (int index : {1, 2}) {
     if (!node.hasInput(index))
       continue;
@@ -229,6 +275,17 @@ LogicalResult importShape(NodeImporter &node) {
   return success();
 }
 
+LogicalResult importSize(NodeImporter &node) {
+  FailureOr<Value> input = node.input(0);
+  if (failed(input))
+    return failure();
+  int64_t size = cast<RankedTensorType>(input->getType()).getNumElements();
+  node.setConstantOutput(
+      0, DenseElementsAttr::get(
+             RankedTensorType::get({}, node.builder.getI64Type()), size));
+  return success();
+}
+
 LogicalResult importConstantOfShape(NodeImporter &node) {
   FailureOr<SmallVector<int64_t>> shape = node.constantInts(0);
   if (failed(shape))
@@ -279,6 +336,7 @@ void onnx_import::addElementwiseHandlers(
   handlers["Identity"] = importIdentity;
   handlers["Constant"] = importConstant;
   handlers["Shape"] = importShape;
+  handlers["Size"] = importSize;
   handlers["ConstantOfShape"] = importConstantOfShape;
 }
 

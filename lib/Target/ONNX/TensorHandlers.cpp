@@ -133,12 +133,25 @@ LogicalResult importSplit(NodeImporter &node) {
 
 LogicalResult importSlice(NodeImporter &node) {
   FailureOr<Value> input = node.input(0);
-  FailureOr<SmallVector<int64_t>> starts = node.constantInts(1),
-                                  ends = node.constantInts(2);
-  if (failed(input) || failed(starts) || failed(ends))
+  if (failed(input))
     return failure();
   SmallVector<int64_t> axes, steps;
-  if (node.hasInput(3)) {
+  FailureOr<SmallVector<int64_t>> starts = SmallVector<int64_t>(),
+                                  ends = SmallVector<int64_t>();
+  if (node.opset < 10) {
+    // Before opset 10, starts, ends and axes are attributes, steps are 1.
+    starts = node.getInts("starts");
+    ends = node.getInts("ends");
+    axes = node.getInts("axes");
+  } else {
+    starts = node.constantInts(1);
+    ends = node.constantInts(2);
+    if (failed(starts) || failed(ends))
+      return failure();
+  }
+  if (!axes.empty()) {
+    // Given as an attribute.
+  } else if (node.opset >= 10 && node.hasInput(3)) {
     FailureOr<SmallVector<int64_t>> given = node.constantInts(3);
     if (failed(given))
       return failure();
@@ -147,7 +160,7 @@ LogicalResult importSlice(NodeImporter &node) {
     for (int64_t axis = 0; axis < static_cast<int64_t>(starts->size()); ++axis)
       axes.push_back(axis);
   }
-  if (node.hasInput(4)) {
+  if (node.opset >= 10 && node.hasInput(4)) {
     FailureOr<SmallVector<int64_t>> given = node.constantInts(4);
     if (failed(given))
       return failure();
@@ -215,14 +228,19 @@ LogicalResult importResize(NodeImporter &node) {
                             "' is not supported, only "
                             "'nearest'");
   auto type = cast<RankedTensorType>(input->getType());
-  // Scales (input 2) or, when they are absent or empty, sizes (input 3).
+  // Opset 10 takes (X, scales) and maps coordinates asymmetrically, rounding
+  // down; later opsets take (X, roi, scales, sizes).
+  bool opset10 = node.opset < 11;
+  int scalesIndex = opset10 ? 1 : 2;
   SmallVector<double> scales;
-  if (node.hasInput(2)) {
-    FailureOr<SmallVector<double>> given = node.constantFloats(2);
+  if (node.hasInput(scalesIndex)) {
+    FailureOr<SmallVector<double>> given = node.constantFloats(scalesIndex);
     if (failed(given))
       return failure();
     scales = *given;
   }
+  if (scales.empty() && opset10)
+    return node.emitError() << "scales (input 1) are required";
   if (scales.empty()) {
     FailureOr<SmallVector<int64_t>> sizes = node.constantInts(3);
     if (failed(sizes))

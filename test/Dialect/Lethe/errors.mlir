@@ -849,7 +849,7 @@ func.func @resize_overflow(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
 // -----
 
 func.func @resize_transformation(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32> {
-  // expected-error @+1 {{'lethe.resize' op coordinate_transformation_mode must be "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel" or "tf_half_pixel_for_nearest", got "tf_crop_and_resize"}}
+  // expected-error @+1 {{'lethe.resize' op coordinate_transformation_mode must be "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel" or "tf_half_pixel_for_nn", got "tf_crop_and_resize"}}
   %0 = lethe.resize %x {coordinate_transformation_mode = "tf_crop_and_resize", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
   return %0 : tensor<1x3x16x16xf32>
 }

@@ -377,8 +377,8 @@ func.func @resize(%x: tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32> {
   %2 = lethe.resize %x {coordinate_transformation_mode = "align_corners", nearest_mode = "ceil", scales = array<f64: 1.0, 1.0, 3.0, 1.0>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x15x11xf32>
   // CHECK: lethe.resize %{{.*}} {coordinate_transformation_mode = "pytorch_half_pixel", nearest_mode = "round_prefer_ceil", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>}
   %3 = lethe.resize %x {coordinate_transformation_mode = "pytorch_half_pixel", nearest_mode = "round_prefer_ceil", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32>
-  // CHECK: lethe.resize %{{.*}} {coordinate_transformation_mode = "tf_half_pixel_for_nearest", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>}
-  %4 = lethe.resize %x {coordinate_transformation_mode = "tf_half_pixel_for_nearest", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32>
+  // CHECK: lethe.resize %{{.*}} {coordinate_transformation_mode = "tf_half_pixel_for_nn", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>}
+  %4 = lethe.resize %x {coordinate_transformation_mode = "tf_half_pixel_for_nn", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32>
   return %0 : tensor<1x3x10x22xf32>
 }
 

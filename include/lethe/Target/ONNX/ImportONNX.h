@@ -33,6 +33,13 @@ struct ImportONNXOptions {
   /// Static shapes for graph inputs, by input name: they fix the free
   /// dimensions of those inputs (and must agree with the fixed ones).
   llvm::StringMap<SmallVector<int64_t>> inputShapes;
+  /// A directory of `input_K.pb` files (ONNX's test data layout): when set,
+  /// the values of the graph's data inputs are known at import time, so that
+  /// inputs ONNX allows to be computed at run time (a Reshape's shape, a
+  /// Slice's starts, ...) can become attributes. The inputs stay arguments;
+  /// the imported function is specialized to these values wherever it
+  /// folds one.
+  std::string inputValuesDirectory;
 };
 
 /// Imports the ONNX model in the main buffer of `sourceMgr`. Returns null

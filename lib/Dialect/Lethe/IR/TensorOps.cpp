@@ -348,8 +348,7 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
       return emitInferenceError(location, getOperationName(), "steps[", index,
                                 "] is 0, but steps must be non-zero");
     shape[dim] =
-        clampSlice(starts[index], ends[index], steps[index], shape[dim])
-            .second;
+        clampSlice(starts[index], ends[index], steps[index], shape[dim]).second;
   }
   types.push_back(input.clone(shape));
   return success();
@@ -540,12 +539,12 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *context,
 LogicalResult ResizeOp::verify() {
   StringRef transformation = getCoordinateTransformationMode();
   if (!llvm::is_contained({"half_pixel", "asymmetric", "align_corners",
-                           "pytorch_half_pixel", "tf_half_pixel_for_nearest"},
+                           "pytorch_half_pixel", "tf_half_pixel_for_nn"},
                           transformation))
     return emitOpError("coordinate_transformation_mode must be "
                        "\"half_pixel\", \"asymmetric\", \"align_corners\", "
                        "\"pytorch_half_pixel\" or "
-                       "\"tf_half_pixel_for_nearest\", got \"")
+                       "\"tf_half_pixel_for_nn\", got \"")
            << transformation << "\"";
   StringRef rounding = getNearestMode();
   if (!llvm::is_contained(

@@ -275,7 +275,7 @@ def Lethe_ResizeOp : Lethe_DataMovementOp<"resize"> {
 
     `coordinate_transformation_mode` maps a result coordinate back to the
     input: "half_pixel" (the default), "asymmetric", "align_corners",
-    "pytorch_half_pixel" or "tf_half_pixel_for_nearest"; `nearest_mode`
+    "pytorch_half_pixel" or "tf_half_pixel_for_nn"; `nearest_mode`
     rounds it to an input index: "round_prefer_floor" (the default),
     "round_prefer_ceil", "floor" or "ceil".
 
