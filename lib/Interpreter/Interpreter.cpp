@@ -123,6 +123,12 @@ Interpreter::Interpreter() : context(lethe_rt_context_create()) {}
 
 Interpreter::~Interpreter() { lethe_rt_context_destroy(context); }
 
+LogicalResult Interpreter::executeOne(Operation &op,
+                                      ArrayRef<HostTensor *> operands,
+                                      MutableArrayRef<HostTensor> results) {
+  return executeOp(context, op, operands, results);
+}
+
 FailureOr<std::vector<HostTensor>>
 Interpreter::run(func::FuncOp function, std::vector<HostTensor> arguments) {
   peakBytes = 0;

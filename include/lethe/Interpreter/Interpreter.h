@@ -69,6 +69,12 @@ public:
   /// Peak of the tensor bytes held during the last run.
   int64_t getPeakBytes() const { return peakBytes; }
 
+  /// Executes the single op `op` on `operands` into the allocated `results`
+  /// (one per result, of its type). Emits an error at `op` and fails when
+  /// the op is not supported or the runtime reports an error.
+  LogicalResult executeOne(Operation &op, ArrayRef<HostTensor *> operands,
+                           MutableArrayRef<HostTensor> results);
+
 private:
   lethe_rt_context *context;
   int64_t peakBytes = 0;

@@ -12,6 +12,7 @@
 
 #include "Importer.h"
 
+#include "lethe/Interpreter/Interpreter.h"
 #include "lethe/Target/ONNX/TensorProtoIO.h"
 
 #include "TextFormat.h"
@@ -37,6 +38,11 @@ static constexpr const char *kSupportedOpsDoc = "docs/ONNX.md";
 /// read the attributes that later versions moved to inputs both ways.
 static constexpr int64_t kMinimumOpset = 6;
 static constexpr int64_t kMaximumOpset = 17;
+
+/// The largest result (in elements) that import-time folding computes: shape
+/// computations are tiny, and folding a large tensor would only move its
+/// bytes from the run into the IR.
+static constexpr int64_t kMaximumFoldedElements = 4096;
 
 namespace mlir::lethe::onnx_import {
 
@@ -90,6 +96,14 @@ private:
   /// `options.inputValuesDirectory` as a known value.
   LogicalResult readInputValue(StringRef name, int64_t index,
                                RankedTensorType type);
+  /// Folds the ops from `begin` to the end of the body whose operands are
+  /// all constants (never parameters, which are arguments) into constants,
+  /// by running them with the interpreter's kernels; this is how shape
+  /// computations (Shape, Gather, Concat, ... on constants) become the
+  /// static attributes of the ops that use them.
+  void foldConstants(Block::iterator begin);
+  /// Removes the constants that folding left without uses.
+  void eraseDeadConstants();
   /// Fails with the "not supported" diagnostic of the first node whose
   /// domain or op type the importer does not handle.
   LogicalResult checkSupported(const onnx::GraphProto &graph);
@@ -110,6 +124,8 @@ private:
   llvm::StringMap<ElementsAttr> pendingParameters;
   llvm::StringSet<> usedNames;
   llvm::StringSet<> nonTrainable;
+  /// Runs the ops that foldConstants() folds.
+  Interpreter folder;
   SmallVector<DictionaryAttr> argumentAttributes;
 };
 
@@ -119,8 +135,8 @@ LogicalResult Importer::importOpsets(const onnx::ModelProto &model) {
   for (const onnx::OperatorSetIdProto &opset : model.opset_import())
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
       defaultOpset = opset.version();
-  bool usesDefaultDomain = llvm::any_of(
-      model.graph().node(), [](const onnx::NodeProto &node) {
+  bool usesDefaultDomain =
+      llvm::any_of(model.graph().node(), [](const onnx::NodeProto &node) {
         return node.domain().empty() || node.domain() == "ai.onnx";
       });
   if (!usesDefaultDomain)
@@ -321,12 +337,10 @@ LogicalResult Importer::checkSupported(const onnx::GraphProto &graph) {
   for (const onnx::NodeProto &node : graph.node()) {
     const std::string &domain = node.domain();
     if (!domain.empty() && domain != "ai.onnx")
-      return NodeImporter(*this, node, builder, function.getLoc(),
-                          defaultOpset)
+      return NodeImporter(*this, node, builder, function.getLoc(), defaultOpset)
           .unsupported("domain '" + domain + "' is not supported");
     if (!handlers.count(node.op_type()))
-      return NodeImporter(*this, node, builder, function.getLoc(),
-                          defaultOpset)
+      return NodeImporter(*this, node, builder, function.getLoc(), defaultOpset)
           .unsupported("Lethe has no importer for this op");
   }
   return success();
@@ -410,6 +424,7 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph) {
         "lethe.name", builder.getStringAttr(output.name()))));
   }
   func::ReturnOp::create(builder, function.getLoc(), results);
+  eraseDeadConstants();
   function.setType(builder.getFunctionType(entry.getArgumentTypes(),
                                            ValueRange(results).getTypes()));
   function.setAllArgAttrs(argumentAttributes);
@@ -424,8 +439,87 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   Location loc = NameLoc::get(builder.getStringAttr(name),
                               FileLineColLoc::get(context, modelPath, 0, 0));
   NodeImporter nodeImporter(*this, node, builder, loc, defaultOpset);
+  Block *block = builder.getInsertionBlock();
+  Operation *last = block->empty() ? nullptr : &block->back();
   // checkSupported() made sure that there is a handler.
-  return getNodeHandlers().lookup(node.op_type())(nodeImporter);
+  if (failed(getNodeHandlers().lookup(node.op_type())(nodeImporter)))
+    return failure();
+  foldConstants(last ? std::next(last->getIterator()) : block->begin());
+  for (const std::string &output : node.output())
+    if (Value value = values.lookup(output))
+      if (auto constant = value.getDefiningOp<ConstantOp>())
+        if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+          constants[output] = dense;
+  return success();
+}
+
+void Importer::eraseDeadConstants() {
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(function.getBody().front())))
+    if (isa<ConstantOp>(op) && op.use_empty())
+      op.erase();
+}
+
+/// The value of `tensor` as a DenseElementsAttr of its type.
+static DenseElementsAttr toAttribute(HostTensor &tensor) {
+  RankedTensorType type = tensor.getType();
+  if (type.getElementType().isInteger(1)) {
+    SmallVector<bool> bits(tensor.getSizeInBytes());
+    for (int64_t i = 0; i < tensor.getSizeInBytes(); ++i)
+      bits[i] = tensor.data()[i] != 0;
+    return DenseElementsAttr::get(type, bits);
+  }
+  return DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(tensor.data(), tensor.getSizeInBytes()));
+}
+
+void Importer::foldConstants(Block::iterator begin) {
+  Block *block = builder.getInsertionBlock();
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::make_range(begin, block->end()))) {
+    if (isa<ConstantOp>(op) || op.getNumOperands() == 0)
+      continue;
+    SmallVector<HostTensor> inputs;
+    bool foldable = true;
+    for (Value operand : op.getOperands()) {
+      auto constant = operand.getDefiningOp<ConstantOp>();
+      FailureOr<HostTensor> tensor = failure();
+      if (constant)
+        tensor = tensorFromAttribute(constant.getValue());
+      if (failed(tensor)) {
+        foldable = false;
+        break;
+      }
+      inputs.push_back(std::move(*tensor));
+    }
+    int64_t elements = 0;
+    for (Type type : op.getResultTypes())
+      elements += getNumElements(type);
+    if (!foldable || elements > kMaximumFoldedElements)
+      continue;
+    SmallVector<HostTensor *> operands;
+    for (HostTensor &input : inputs)
+      operands.push_back(&input);
+    SmallVector<HostTensor> results;
+    for (Type type : op.getResultTypes())
+      results.emplace_back(cast<RankedTensorType>(type));
+    // An op the kernels reject is left for run time, which reports it.
+    ScopedDiagnosticHandler silence(context,
+                                    [](Diagnostic &) { return success(); });
+    if (failed(folder.executeOne(op, operands, results)))
+      continue;
+    OpBuilder atOp(&op);
+    for (auto [result, tensor] : llvm::zip(op.getResults(), results)) {
+      Value constant = ConstantOp::create(atOp, op.getLoc(), result.getType(),
+                                          toAttribute(tensor));
+      result.replaceAllUsesWith(constant);
+      // ONNX names that referred to the folded result now name the constant.
+      for (auto &entry : values)
+        if (entry.second == result)
+          entry.second = constant;
+    }
+    op.erase();
+  }
 }
 
 //===----------------------------------------------------------------------===//

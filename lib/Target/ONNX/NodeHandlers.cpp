@@ -74,10 +74,10 @@ template <typename OpT> LogicalResult importBinary(NodeImporter &node) {
       axis += lhsType.getRank();
     int64_t trailing = lhsType.getRank() - axis - rhsType.getRank();
     if (axis < 0 || trailing < 0)
-      return node.emitError() << "axis " << node.getInt("axis", 0)
-                              << " does not place operand B (rank "
-                              << rhsType.getRank() << ") inside A (rank "
-                              << lhsType.getRank() << ")";
+      return node.emitError()
+             << "axis " << node.getInt("axis", 0)
+             << " does not place operand B (rank " << rhsType.getRank()
+             << ") inside A (rank " << lhsType.getRank() << ")";
     SmallVector<int64_t> shape(rhsType.getShape());
     shape.append(trailing, 1);
     ReshapeOp aligned = buildInferred<ReshapeOp>(
