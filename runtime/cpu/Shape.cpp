@@ -83,44 +83,77 @@ extern "C" lethe_rt_status lethe_rt_transpose(lethe_rt_context *context,
   return LETHE_RT_OK;
 }
 
+namespace {
+
+/// Checks that `parts` laid side by side along `axis` make up `whole` (what
+/// concat reads and split writes); `what` names the parts in messages.
+bool checkParts(lethe_rt_context *context, const char *kernel,
+                const lethe_rt_tensor *whole,
+                const lethe_rt_tensor *const *parts, int64_t count,
+                int64_t axis, const char *what) {
+  if (!checkTensor(context, kernel, what, whole))
+    return false;
+  if (count < 1 || !parts) {
+    fail(context, kernel, "needs at least one of the %s", what);
+    return false;
+  }
+  if (axis < 0 || axis >= whole->rank) {
+    fail(context, kernel, "axis %lld is out of range for rank %d",
+         static_cast<long long>(axis), whole->rank);
+    return false;
+  }
+  int64_t total = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    if (!checkTensor(context, kernel, what, parts[i]) ||
+        !checkSameExceptAxis(context, kernel, *parts[i], *whole, axis))
+      return false;
+    total += parts[i]->shape[axis];
+  }
+  if (total != whole->shape[axis]) {
+    fail(context, kernel, "the %s add up to %lld along axis %lld, not %lld",
+         what, static_cast<long long>(total), static_cast<long long>(axis),
+         static_cast<long long>(whole->shape[axis]));
+    return false;
+  }
+  return true;
+}
+
+/// Copies between `whole` and its `parts` along `axis`: into `whole` (concat)
+/// when `intoWhole`, out of it (split) otherwise.
+void copyParts(const lethe_rt_tensor &whole,
+               const lethe_rt_tensor *const *parts, int64_t count, int64_t axis,
+               bool intoWhole) {
+  size_t size = lethe_rt_dtype_size(whole.dtype);
+  int64_t outer = product(whole, 0, axis);
+  int64_t inner = product(whole, axis + 1, whole.rank) * size;
+  int64_t wholeRow = whole.shape[axis] * inner;
+  char *wholeData = static_cast<char *>(whole.data);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t row = parts[i]->shape[axis] * inner;
+    char *partData = static_cast<char *>(parts[i]->data);
+    for (int64_t block = 0; block < outer && row > 0; ++block) {
+      char *inWhole = wholeData + block * wholeRow + offset;
+      char *inPart = partData + block * row;
+      if (intoWhole)
+        std::memcpy(inWhole, inPart, row);
+      else
+        std::memcpy(inPart, inWhole, row);
+    }
+    offset += row;
+  }
+}
+
+} // namespace
+
 extern "C" lethe_rt_status lethe_rt_concat(lethe_rt_context *context,
                                            const lethe_rt_tensor *const *inputs,
                                            int64_t num_inputs, int64_t axis,
                                            const lethe_rt_tensor *out) {
-  const char *kernel = "lethe_rt_concat";
-  if (!checkTensor(context, kernel, "out", out))
+  if (!checkParts(context, "lethe_rt_concat", out, inputs, num_inputs, axis,
+                  "inputs"))
     return LETHE_RT_ERROR;
-  if (num_inputs < 1 || !inputs)
-    return fail(context, kernel, "needs at least one input");
-  if (axis < 0 || axis >= out->rank)
-    return fail(context, kernel, "axis %lld is out of range for rank %d",
-                static_cast<long long>(axis), out->rank);
-  int64_t total = 0;
-  for (int64_t i = 0; i < num_inputs; ++i) {
-    if (!checkTensor(context, kernel, "an input", inputs[i]) ||
-        !checkSameExceptAxis(context, kernel, *inputs[i], *out, axis))
-      return LETHE_RT_ERROR;
-    total += inputs[i]->shape[axis];
-  }
-  if (total != out->shape[axis])
-    return fail(context, kernel,
-                "the inputs add up to %lld along axis %lld, out has %lld",
-                static_cast<long long>(total), static_cast<long long>(axis),
-                static_cast<long long>(out->shape[axis]));
-  size_t size = lethe_rt_dtype_size(out->dtype);
-  int64_t outer = product(*out, 0, axis);
-  int64_t inner = product(*out, axis + 1, out->rank) * size;
-  int64_t outRow = out->shape[axis] * inner;
-  char *destination = static_cast<char *>(out->data);
-  int64_t offset = 0;
-  for (int64_t i = 0; i < num_inputs; ++i) {
-    int64_t row = inputs[i]->shape[axis] * inner;
-    const char *source = static_cast<const char *>(inputs[i]->data);
-    for (int64_t block = 0; block < outer && row > 0; ++block)
-      std::memcpy(destination + block * outRow + offset, source + block * row,
-                  row);
-    offset += row;
-  }
+  copyParts(*out, inputs, num_inputs, axis, /*intoWhole=*/true);
   return LETHE_RT_OK;
 }
 
@@ -129,40 +162,10 @@ extern "C" lethe_rt_status lethe_rt_split(lethe_rt_context *context,
                                           int64_t axis,
                                           const lethe_rt_tensor *const *outputs,
                                           int64_t num_outputs) {
-  const char *kernel = "lethe_rt_split";
-  if (!checkTensor(context, kernel, "x", x))
+  if (!checkParts(context, "lethe_rt_split", x, outputs, num_outputs, axis,
+                  "outputs"))
     return LETHE_RT_ERROR;
-  if (num_outputs < 1 || !outputs)
-    return fail(context, kernel, "needs at least one output");
-  if (axis < 0 || axis >= x->rank)
-    return fail(context, kernel, "axis %lld is out of range for rank %d",
-                static_cast<long long>(axis), x->rank);
-  int64_t total = 0;
-  for (int64_t i = 0; i < num_outputs; ++i) {
-    if (!checkTensor(context, kernel, "an output", outputs[i]) ||
-        !checkSameExceptAxis(context, kernel, *outputs[i], *x, axis))
-      return LETHE_RT_ERROR;
-    total += outputs[i]->shape[axis];
-  }
-  if (total != x->shape[axis])
-    return fail(context, kernel,
-                "the outputs add up to %lld along axis %lld, x has %lld",
-                static_cast<long long>(total), static_cast<long long>(axis),
-                static_cast<long long>(x->shape[axis]));
-  size_t size = lethe_rt_dtype_size(x->dtype);
-  int64_t outer = product(*x, 0, axis);
-  int64_t inner = product(*x, axis + 1, x->rank) * size;
-  int64_t inRow = x->shape[axis] * inner;
-  const char *source = static_cast<const char *>(x->data);
-  int64_t offset = 0;
-  for (int64_t i = 0; i < num_outputs; ++i) {
-    int64_t row = outputs[i]->shape[axis] * inner;
-    char *destination = static_cast<char *>(outputs[i]->data);
-    for (int64_t block = 0; block < outer && row > 0; ++block)
-      std::memcpy(destination + block * row, source + block * inRow + offset,
-                  row);
-    offset += row;
-  }
+  copyParts(*x, outputs, num_outputs, axis, /*intoWhole=*/false);
   return LETHE_RT_OK;
 }
 

@@ -47,7 +47,7 @@ TEST_F(ShapeTest, ConcatAndSplitAreInverse) {
   lethe_rt_tensor wv = wrong.view();
   EXPECT_EQ(lethe_rt_concat(context, inputs, 2, 1, &wv), LETHE_RT_ERROR);
   EXPECT_EQ(lastError(), "lethe_rt_concat: the inputs add up to 3 along axis "
-                         "1, out has 4");
+                         "1, not 4");
 }
 
 TEST_F(ShapeTest, SliceWithNegativeStep) {

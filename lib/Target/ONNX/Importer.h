@@ -167,8 +167,9 @@ LogicalResult buildAndDefine(NodeImporter &node, ValueRange operands,
   return node.setOutputs(op->getResults());
 }
 
-/// Inputs 0 .. count-1 of `node` as values (the ones not given as null when
-/// `optional`); fails after a diagnostic.
+/// Inputs 0 .. count-1 of `node` as values; the inputs listed in `optional`
+/// are left out when they are not given (Lethe's ops have at most one
+/// optional operand, their last). Fails after a diagnostic.
 FailureOr<SmallVector<Value>> getInputs(NodeImporter &node, int count,
                                         ArrayRef<int> optional = {});
 

@@ -91,8 +91,6 @@ LogicalResult importConv(NodeImporter &node) {
   FailureOr<SmallVector<Value>> inputs = getInputs(node, 3, /*optional=*/{2});
   if (failed(inputs))
     return failure();
-  if (!(*inputs)[2])
-    inputs->pop_back();
   FailureOr<ArrayRef<int64_t>> spatial = spatialShape(node, (*inputs)[0]);
   if (failed(spatial))
     return failure();
@@ -120,8 +118,6 @@ LogicalResult importConvTranspose(NodeImporter &node) {
   FailureOr<SmallVector<Value>> inputs = getInputs(node, 3, /*optional=*/{2});
   if (failed(inputs))
     return failure();
-  if (!(*inputs)[2])
-    inputs->pop_back();
   FailureOr<ArrayRef<int64_t>> spatial = spatialShape(node, (*inputs)[0]);
   if (failed(spatial))
     return failure();
@@ -271,8 +267,6 @@ LogicalResult importLayerNormalization(NodeImporter &node) {
   FailureOr<SmallVector<Value>> inputs = getInputs(node, 3, /*optional=*/{2});
   if (failed(inputs))
     return failure();
-  if (!(*inputs)[2])
-    inputs->pop_back();
   Builder &builder = node.builder;
   return buildAndDefine<LayerNormOp>(
       node, *inputs,
@@ -372,8 +366,6 @@ LogicalResult importSoftmaxCrossEntropyLoss(NodeImporter &node) {
   FailureOr<SmallVector<Value>> inputs = getInputs(node, 3, /*optional=*/{2});
   if (failed(inputs))
     return failure();
-  if (!(*inputs)[2])
-    inputs->pop_back();
   return buildAndDefine<SoftmaxCrossEntropyOp>(node, *inputs,
                                                lossAttributes(node));
 }
@@ -382,8 +374,6 @@ LogicalResult importNegativeLogLikelihoodLoss(NodeImporter &node) {
   FailureOr<SmallVector<Value>> inputs = getInputs(node, 3, /*optional=*/{2});
   if (failed(inputs))
     return failure();
-  if (!(*inputs)[2])
-    inputs->pop_back();
   return buildAndDefine<NllOp>(node, *inputs, lossAttributes(node));
 }
 

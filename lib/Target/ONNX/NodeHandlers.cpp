@@ -28,7 +28,8 @@ onnx_import::getInputs(NodeImporter &node, int count, ArrayRef<int> optional) {
                                  : node.input(index);
     if (failed(input))
       return failure();
-    inputs.push_back(*input);
+    if (*input)
+      inputs.push_back(*input);
   }
   return inputs;
 }
@@ -177,8 +178,6 @@ LogicalResult importGemm(NodeImporter &node) {
   FailureOr<SmallVector<Value>> inputs = getInputs(node, 3, /*optional=*/{2});
   if (failed(inputs))
     return failure();
-  if (!(*inputs)[2])
-    inputs->pop_back();
   Builder &builder = node.builder;
   SmallVector<NamedAttribute> attributes = {
       builder.getNamedAttr("alpha",
