@@ -68,6 +68,7 @@ lethe_rt_coordinate_mode getCoordinateMode(StringRef mode) {
       .Case("align_corners", LETHE_RT_ALIGN_CORNERS)
       .Case("pytorch_half_pixel", LETHE_RT_PYTORCH_HALF_PIXEL)
       .Case("tf_half_pixel_for_nn", LETHE_RT_TF_HALF_PIXEL_FOR_NN)
+      .Case("tf_crop_and_resize", LETHE_RT_TF_CROP_AND_RESIZE)
       .Default(LETHE_RT_HALF_PIXEL);
 }
 
@@ -312,10 +313,24 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
             lethe_rt_expand(context, execution.in(0), execution.out()));
       })
       .Case([&](ResizeOp resize) {
-        return execution.check(lethe_rt_resize_nearest(
-            context, execution.in(0), resize.getScales().data(),
-            getCoordinateMode(resize.getCoordinateTransformationMode()),
-            getNearestMode(resize.getNearestMode()), execution.out()));
+        lethe_rt_resize_options options{};
+        options.mode = llvm::StringSwitch<lethe_rt_resize_mode>(
+                           resize.getMode())
+                           .Case("linear", LETHE_RT_RESIZE_LINEAR)
+                           .Case("cubic", LETHE_RT_RESIZE_CUBIC)
+                           .Default(LETHE_RT_RESIZE_NEAREST);
+        options.coordinates =
+            getCoordinateMode(resize.getCoordinateTransformationMode());
+        options.nearest = getNearestMode(resize.getNearestMode());
+        options.cubic_coeff_a = resize.getCubicCoeffA().convertToDouble();
+        options.exclude_outside = resize.getExcludeOutside();
+        std::optional<ArrayRef<double>> roi = resize.getRoi();
+        options.roi = roi ? roi->data() : nullptr;
+        options.extrapolation_value =
+            resize.getExtrapolationValue().convertToDouble();
+        return execution.check(lethe_rt_resize(context, execution.in(0),
+                                               resize.getScales().data(),
+                                               &options, execution.out()));
       })
       .Default([&](Operation *other) {
         return other->emitError("the interpreter cannot execute '")

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// transpose, concat, split, slice, gather and nearest-neighbour resize. They
-// move elements of any dtype as bytes; none computes on them.
+// transpose, concat, split, slice and gather. They move elements of any
+// dtype as bytes; none computes on them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -257,96 +257,6 @@ extern "C" lethe_rt_status lethe_rt_gather(lethe_rt_context *context,
     for (int64_t block = 0; block < outer; ++block)
       std::memcpy(destination + (block * count + i) * inner,
                   source + (block * dim + index) * inner, inner);
-  }
-  return LETHE_RT_OK;
-}
-
-extern "C" lethe_rt_status lethe_rt_resize_nearest(
-    lethe_rt_context *context, const lethe_rt_tensor *x, const double *scales,
-    lethe_rt_coordinate_mode coordinates, lethe_rt_nearest_mode nearest,
-    const lethe_rt_tensor *out) {
-  const char *kernel = "lethe_rt_resize_nearest";
-  if (!checkTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "out", out, x->dtype) ||
-      !checkRank(context, kernel, "out", *out, x->rank))
-    return LETHE_RT_ERROR;
-  if (x->rank > 0 && !scales)
-    return fail(context, kernel, "scales is missing");
-  // For every dim, the input index each output index reads (ONNX Resize:
-  // map the output coordinate back, round with the nearest mode, clamp).
-  std::vector<int64_t> inputStrides = stridesOf(*x);
-  std::vector<std::vector<int64_t>> sources(x->rank);
-  for (int32_t dim = 0; dim < x->rank; ++dim) {
-    double scale = scales[dim];
-    int64_t inLength = x->shape[dim], outLength = out->shape[dim];
-    if (!(scale > 0))
-      return fail(context, kernel, "scale %g of dim %d is not positive", scale,
-                  dim);
-    for (int64_t i = 0; i < outLength; ++i) {
-      double original;
-      switch (coordinates) {
-      case LETHE_RT_HALF_PIXEL:
-        original = (i + 0.5) / scale - 0.5;
-        break;
-      case LETHE_RT_PYTORCH_HALF_PIXEL:
-        original = outLength > 1 ? (i + 0.5) / scale - 0.5 : 0.0;
-        break;
-      case LETHE_RT_ALIGN_CORNERS:
-        original = outLength == 1 ? 0.0
-                                  : i * static_cast<double>(inLength - 1) /
-                                        static_cast<double>(outLength - 1);
-        break;
-      case LETHE_RT_ASYMMETRIC:
-        original = i / scale;
-        break;
-      case LETHE_RT_TF_HALF_PIXEL_FOR_NN:
-        original = (i + 0.5) / scale;
-        break;
-      default:
-        return fail(context, kernel, "unknown coordinate mode %d",
-                    static_cast<int>(coordinates));
-      }
-      double rounded;
-      double fraction = original - std::floor(original);
-      switch (nearest) {
-      case LETHE_RT_ROUND_PREFER_FLOOR:
-        rounded = fraction == 0.5 ? std::floor(original) : std::round(original);
-        break;
-      case LETHE_RT_ROUND_PREFER_CEIL:
-        rounded = fraction == 0.5 ? std::ceil(original) : std::round(original);
-        break;
-      case LETHE_RT_FLOOR:
-        rounded = std::floor(original);
-        break;
-      case LETHE_RT_CEIL:
-        rounded = std::ceil(original);
-        break;
-      default:
-        return fail(context, kernel, "unknown nearest mode %d",
-                    static_cast<int>(nearest));
-      }
-      int64_t index = static_cast<int64_t>(rounded);
-      index = std::max<int64_t>(0, std::min<int64_t>(index, inLength - 1));
-      sources[dim].push_back(index * inputStrides[dim]);
-    }
-  }
-  size_t size = lethe_rt_dtype_size(x->dtype);
-  const char *source = static_cast<const char *>(x->data);
-  char *destination = static_cast<char *>(out->data);
-  if (numElements(*out) == 0)
-    return LETHE_RT_OK;
-  std::vector<int64_t> index(out->rank, 0);
-  for (int64_t linear = 0, total = numElements(*out); linear < total;
-       ++linear) {
-    int64_t offset = 0;
-    for (int32_t dim = 0; dim < out->rank; ++dim)
-      offset += sources[dim][index[dim]];
-    copyElement(destination + linear * size, source + offset * size, size);
-    for (int32_t dim = out->rank; dim-- > 0;) {
-      if (++index[dim] < out->shape[dim])
-        break;
-      index[dim] = 0;
-    }
   }
   return LETHE_RT_OK;
 }

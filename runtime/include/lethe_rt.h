@@ -318,14 +318,18 @@ lethe_rt_status lethe_rt_expand(lethe_rt_context *context,
                                 const lethe_rt_tensor *x,
                                 const lethe_rt_tensor *out);
 
+/* How ONNX Resize maps an output coordinate back to the input (attribute
+ * coordinate_transformation_mode). */
 typedef enum lethe_rt_coordinate_mode {
   LETHE_RT_HALF_PIXEL,
   LETHE_RT_ASYMMETRIC,
   LETHE_RT_ALIGN_CORNERS,
   LETHE_RT_PYTORCH_HALF_PIXEL,
   LETHE_RT_TF_HALF_PIXEL_FOR_NN,
+  LETHE_RT_TF_CROP_AND_RESIZE,
 } lethe_rt_coordinate_mode;
 
+/* How mode nearest rounds a coordinate to an index (attribute nearest_mode). */
 typedef enum lethe_rt_nearest_mode {
   LETHE_RT_ROUND_PREFER_FLOOR,
   LETHE_RT_ROUND_PREFER_CEIL,
@@ -333,13 +337,36 @@ typedef enum lethe_rt_nearest_mode {
   LETHE_RT_CEIL,
 } lethe_rt_nearest_mode;
 
-/* ONNX Resize, mode nearest, with one scale per dim of x. */
-lethe_rt_status lethe_rt_resize_nearest(lethe_rt_context *context,
-                                        const lethe_rt_tensor *x,
-                                        const double *scales,
-                                        lethe_rt_coordinate_mode coordinates,
-                                        lethe_rt_nearest_mode nearest,
-                                        const lethe_rt_tensor *out);
+typedef enum lethe_rt_resize_mode {
+  LETHE_RT_RESIZE_NEAREST,
+  LETHE_RT_RESIZE_LINEAR, /* N-linear: 2 points per dim */
+  LETHE_RT_RESIZE_CUBIC,  /* N-cubic (Keys): 4 points per dim */
+} lethe_rt_resize_mode;
+
+/* ONNX Resize's attributes. */
+typedef struct lethe_rt_resize_options {
+  lethe_rt_resize_mode mode;
+  lethe_rt_coordinate_mode coordinates;
+  lethe_rt_nearest_mode nearest; /* mode nearest only */
+  double cubic_coeff_a;          /* mode cubic only (ONNX's default: -0.75) */
+  /* Linear and cubic: points outside the input get weight 0 and the other
+   * weights are scaled to sum to 1 (otherwise they repeat the edge). */
+  int32_t exclude_outside;
+  /* LETHE_RT_TF_CROP_AND_RESIZE only: the region of interest, x's rank
+   * starts then as many ends, in coordinates normalized to [0, 1], and the
+   * value of output elements that map outside the input. NULL and ignored
+   * otherwise. */
+  const double *roi;
+  double extrapolation_value;
+} lethe_rt_resize_options;
+
+/* ONNX Resize of x by one scale per dim (out's shape is the resized shape).
+ * Mode nearest copies elements of any dtype; linear and cubic need a float
+ * dtype and compute in double. */
+lethe_rt_status lethe_rt_resize(lethe_rt_context *context,
+                                const lethe_rt_tensor *x, const double *scales,
+                                const lethe_rt_resize_options *options,
+                                const lethe_rt_tensor *out);
 
 /*===----------------------------------------------------------------------===*
  * Losses (reduction: none, sum or mean; the weighted mean divides by the sum

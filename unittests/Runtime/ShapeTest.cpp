@@ -83,30 +83,4 @@ TEST_F(ShapeTest, GatherWithNegativeIndices) {
                          "range for a dimension of 3");
 }
 
-TEST_F(ShapeTest, ResizeNearest) {
-  // Doubling 1 2 / 3 4 with asymmetric coordinates repeats each element.
-  OwnedTensor<float> x({1, 1, 2, 2}, LETHE_RT_F32, {1, 2, 3, 4});
-  OwnedTensor<float> out({1, 1, 4, 4}, LETHE_RT_F32);
-  std::vector<double> scales = {1, 1, 2, 2};
-  lethe_rt_tensor xv = x.view(), ov = out.view();
-  ASSERT_EQ(lethe_rt_resize_nearest(context, &xv, scales.data(),
-                                    LETHE_RT_ASYMMETRIC, LETHE_RT_FLOOR, &ov),
-            LETHE_RT_OK)
-      << lastError();
-  EXPECT_EQ(out.values, (std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4,
-                                            3, 3, 4, 4}));
-  // Downsampling 4 -> 2 with half_pixel: x_orig = (i + 0.5) * 2 - 0.5 =
-  // 0.5 and 2.5, rounded (prefer floor) to 0 and 2.
-  OwnedTensor<float> row({1, 4}, LETHE_RT_F32, {10, 11, 12, 13});
-  OwnedTensor<float> half({1, 2}, LETHE_RT_F32);
-  scales = {1, 0.5};
-  lethe_rt_tensor rv = row.view(), hv = half.view();
-  ASSERT_EQ(lethe_rt_resize_nearest(context, &rv, scales.data(),
-                                    LETHE_RT_HALF_PIXEL,
-                                    LETHE_RT_ROUND_PREFER_FLOOR, &hv),
-            LETHE_RT_OK)
-      << lastError();
-  EXPECT_EQ(half.values, (std::vector<float>{10, 12}));
-}
-
 } // namespace

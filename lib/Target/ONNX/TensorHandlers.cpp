@@ -223,13 +223,13 @@ LogicalResult importResize(NodeImporter &node) {
   if (failed(input))
     return failure();
   std::string mode = node.getString("mode", "nearest");
-  if (mode != "nearest")
-    return node.unsupported("mode '" + mode +
-                            "' is not supported, only "
-                            "'nearest'");
+  if (!llvm::is_contained({"nearest", "linear", "cubic"}, mode))
+    return node.emitError() << "mode '" << mode
+                            << "' is not one of nearest, linear or cubic";
   auto type = cast<RankedTensorType>(input->getType());
   // Opset 10 takes (X, scales) and maps coordinates asymmetrically, rounding
-  // down; later opsets take (X, roi, scales, sizes).
+  // down in mode nearest; later opsets take (X, roi, scales, sizes) and the
+  // attributes below.
   bool opset10 = node.opset < 11;
   int scalesIndex = opset10 ? 1 : 2;
   SmallVector<double> scales;
@@ -242,6 +242,9 @@ LogicalResult importResize(NodeImporter &node) {
   if (scales.empty() && opset10)
     return node.emitError() << "scales (input 1) are required";
   if (scales.empty()) {
+    if (!node.hasInput(3))
+      return node.emitError() << "either scales (input 2) or sizes (input 3) "
+                                 "must be given";
     FailureOr<SmallVector<int64_t>> sizes = node.constantInts(3);
     if (failed(sizes))
       return failure();
@@ -251,17 +254,40 @@ LogicalResult importResize(NodeImporter &node) {
     for (auto [size, dim] : llvm::zip(*sizes, type.getShape()))
       scales.push_back(static_cast<double>(size) / static_cast<double>(dim));
   }
+  std::string transformation =
+      opset10 ? "asymmetric"
+              : node.getString("coordinate_transformation_mode", "half_pixel");
   Builder &builder = node.builder;
-  return buildAndDefine<ResizeOp>(
-      node, *input,
-      {builder.getNamedAttr("scales", builder.getDenseF64ArrayAttr(scales)),
-       builder.getNamedAttr(
-           "coordinate_transformation_mode",
-           builder.getStringAttr(
-               node.getString("coordinate_transformation_mode", "half_pixel"))),
-       builder.getNamedAttr("nearest_mode",
-                            builder.getStringAttr(node.getString(
-                                "nearest_mode", "round_prefer_floor")))});
+  SmallVector<NamedAttribute> attributes = {
+      builder.getNamedAttr("scales", builder.getDenseF64ArrayAttr(scales)),
+      builder.getNamedAttr("mode", builder.getStringAttr(mode)),
+      builder.getNamedAttr("coordinate_transformation_mode",
+                           builder.getStringAttr(transformation)),
+      builder.getNamedAttr(
+          "nearest_mode",
+          builder.getStringAttr(opset10 ? "floor"
+                                        : node.getString("nearest_mode",
+                                                         "round_prefer_floor"))),
+      builder.getNamedAttr(
+          "cubic_coeff_a",
+          builder.getF64FloatAttr(node.getFloat("cubic_coeff_a", -0.75f))),
+      builder.getNamedAttr(
+          "exclude_outside",
+          builder.getBoolAttr(node.getInt("exclude_outside", 0) != 0)),
+      builder.getNamedAttr("extrapolation_value",
+                           builder.getF64FloatAttr(
+                               node.getFloat("extrapolation_value", 0.0f)))};
+  if (transformation == "tf_crop_and_resize") {
+    if (!node.hasInput(1))
+      return node.emitError() << "coordinate_transformation_mode "
+                                 "tf_crop_and_resize needs roi (input 1)";
+    FailureOr<SmallVector<double>> roi = node.constantFloats(1);
+    if (failed(roi))
+      return failure();
+    attributes.push_back(
+        builder.getNamedAttr("roi", builder.getDenseF64ArrayAttr(*roi)));
+  }
+  return buildAndDefine<ResizeOp>(node, *input, attributes);
 }
 
 /// ReduceSum takes its axes as input 1 from opset 13; ReduceMean and

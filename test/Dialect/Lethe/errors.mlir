@@ -849,8 +849,48 @@ func.func @resize_overflow(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
 // -----
 
 func.func @resize_transformation(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32> {
-  // expected-error @+1 {{'lethe.resize' op coordinate_transformation_mode must be "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel" or "tf_half_pixel_for_nn", got "tf_crop_and_resize"}}
+  // expected-error @+1 {{'lethe.resize' op coordinate_transformation_mode must be "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn" or "tf_crop_and_resize", got "center"}}
+  %0 = lethe.resize %x {coordinate_transformation_mode = "center", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
+  return %0 : tensor<1x3x16x16xf32>
+}
+
+// -----
+
+func.func @resize_mode(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32> {
+  // expected-error @+1 {{'lethe.resize' op mode must be "nearest", "linear" or "cubic", got "bilinear"}}
+  %0 = lethe.resize %x {mode = "bilinear", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
+  return %0 : tensor<1x3x16x16xf32>
+}
+
+// -----
+
+func.func @resize_linear_integer(%x: tensor<1x3x8x8xi64>) -> tensor<1x3x16x16xi64> {
+  // expected-error @+1 {{'lethe.resize' op mode "linear" needs a floating-point input, got 'tensor<1x3x8x8xi64>'}}
+  %0 = lethe.resize %x {mode = "linear", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x8x8xi64>) -> tensor<1x3x16x16xi64>
+  return %0 : tensor<1x3x16x16xi64>
+}
+
+// -----
+
+func.func @resize_crop_without_roi(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32> {
+  // expected-error @+1 {{'lethe.resize' op coordinate_transformation_mode "tf_crop_and_resize" needs a roi}}
   %0 = lethe.resize %x {coordinate_transformation_mode = "tf_crop_and_resize", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
+  return %0 : tensor<1x3x16x16xf32>
+}
+
+// -----
+
+func.func @resize_roi_without_crop(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32> {
+  // expected-error @+1 {{'lethe.resize' op roi is only used with coordinate_transformation_mode "tf_crop_and_resize", not "half_pixel"}}
+  %0 = lethe.resize %x {roi = array<f64: 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
+  return %0 : tensor<1x3x16x16xf32>
+}
+
+// -----
+
+func.func @resize_roi_size(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32> {
+  // expected-error @+1 {{'lethe.resize' op roi has 4 entries, but needs 8 (a start and an end per dimension of the input)}}
+  %0 = lethe.resize %x {coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.0, 0.0, 1.0, 1.0>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
   return %0 : tensor<1x3x16x16xf32>
 }
 

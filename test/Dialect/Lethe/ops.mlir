@@ -379,6 +379,12 @@ func.func @resize(%x: tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32> {
   %3 = lethe.resize %x {coordinate_transformation_mode = "pytorch_half_pixel", nearest_mode = "round_prefer_ceil", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32>
   // CHECK: lethe.resize %{{.*}} {coordinate_transformation_mode = "tf_half_pixel_for_nn", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>}
   %4 = lethe.resize %x {coordinate_transformation_mode = "tf_half_pixel_for_nn", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32>
+  // CHECK: lethe.resize %{{.*}} {mode = "linear", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32>
+  %5 = lethe.resize %x {mode = "linear", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32>
+  // CHECK: lethe.resize %{{.*}} {cubic_coeff_a = -5.000000e-01 : f64, exclude_outside = true, mode = "cubic", scales = array<f64: 1.000000e+00, 1.000000e+00, 5.000000e-01, 5.000000e-01>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x2x5xf32>
+  %6 = lethe.resize %x {mode = "cubic", cubic_coeff_a = -0.5 : f64, exclude_outside = true, scales = array<f64: 1.0, 1.0, 0.5, 0.5>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x2x5xf32>
+  // CHECK: lethe.resize %{{.*}} {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 1.000000e+01 : f64, mode = "linear", roi = array<f64: 0.000000e+00, 0.000000e+00, 4.000000e-01, 6.000000e-01, 1.000000e+00, 1.000000e+00, 6.000000e-01, 8.000000e-01>, scales = array<f64: 1.000000e+00, 1.000000e+00, 6.000000e-01, 3.000000e-01>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x3x3xf32>
+  %7 = lethe.resize %x {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 10.0 : f64, mode = "linear", roi = array<f64: 0.0, 0.0, 0.4, 0.6, 1.0, 1.0, 0.6, 0.8>, scales = array<f64: 1.0, 1.0, 0.6, 0.3>} : (tensor<1x3x5x11xf32>) -> tensor<1x3x3x3xf32>
   return %0 : tensor<1x3x10x22xf32>
 }
 

@@ -14,6 +14,7 @@
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
@@ -536,15 +537,32 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+int64_t ResizeOp::getPointsPerDim() {
+  return llvm::StringSwitch<int64_t>(getMode())
+      .Case("linear", 2)
+      .Case("cubic", 4)
+      .Default(1);
+}
+
 LogicalResult ResizeOp::verify() {
+  StringRef mode = getMode();
+  if (!llvm::is_contained({"nearest", "linear", "cubic"}, mode))
+    return emitOpError("mode must be \"nearest\", \"linear\" or \"cubic\", "
+                       "got \"")
+           << mode << "\"";
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  if (mode != "nearest" && !isa<FloatType>(inputType.getElementType()))
+    return emitOpError("mode \"")
+           << mode << "\" needs a floating-point input, got " << inputType;
   StringRef transformation = getCoordinateTransformationMode();
   if (!llvm::is_contained({"half_pixel", "asymmetric", "align_corners",
-                           "pytorch_half_pixel", "tf_half_pixel_for_nn"},
+                           "pytorch_half_pixel", "tf_half_pixel_for_nn",
+                           "tf_crop_and_resize"},
                           transformation))
     return emitOpError("coordinate_transformation_mode must be "
                        "\"half_pixel\", \"asymmetric\", \"align_corners\", "
-                       "\"pytorch_half_pixel\" or "
-                       "\"tf_half_pixel_for_nn\", got \"")
+                       "\"pytorch_half_pixel\", \"tf_half_pixel_for_nn\" or "
+                       "\"tf_crop_and_resize\", got \"")
            << transformation << "\"";
   StringRef rounding = getNearestMode();
   if (!llvm::is_contained(
@@ -553,5 +571,21 @@ LogicalResult ResizeOp::verify() {
     return emitOpError("nearest_mode must be \"round_prefer_floor\", "
                        "\"round_prefer_ceil\", \"floor\" or \"ceil\", got \"")
            << rounding << "\"";
+  std::optional<ArrayRef<double>> roi = getRoi();
+  bool crop = transformation == "tf_crop_and_resize";
+  if (crop && !roi)
+    return emitOpError("coordinate_transformation_mode "
+                       "\"tf_crop_and_resize\" needs a roi");
+  if (!crop && roi)
+    return emitOpError("roi is only used with coordinate_transformation_mode "
+                       "\"tf_crop_and_resize\", not \"")
+           << transformation << "\"";
+  int64_t rank = inputType.getRank();
+  if (roi && static_cast<int64_t>(roi->size()) != 2 * rank)
+    return emitOpError("roi has ")
+           << roi->size() << " entries, but needs " << 2 * rank
+           << " (a start and an end per dimension of the input)";
+  if (roi && !llvm::all_of(*roi, [](double v) { return std::isfinite(v); }))
+    return emitOpError("roi must be finite");
   return success();
 }

@@ -6,9 +6,9 @@
 //
 // Constants and the ops that move data without computing on it: reshape,
 // flatten, transpose, concat, split, slice, gather, squeeze, unsqueeze,
-// expand and (nearest-neighbour) resize. Their ONNX inputs that must be
-// constant for shapes to be static (shape, axes, starts, ends, steps, split,
-// scales) are attributes here; the importer folds them in.
+// expand, and resize (which also interpolates). Their ONNX inputs that must
+// be constant for shapes to be static (shape, axes, starts, ends, steps,
+// split, scales, roi) are attributes here; the importer folds them in.
 //
 //===----------------------------------------------------------------------===//
 
@@ -259,13 +259,11 @@ def Lethe_ExpandOp : Lethe_DataMovementOp<"expand"> {
 //===----------------------------------------------------------------------===//
 
 def Lethe_ResizeOp : Lethe_DataMovementOp<"resize"> {
-  let summary = "nearest-neighbour resize";
+  let summary = "resize by nearest, linear or cubic sampling";
   let description = [{
-    Resizes `input` by the factor `scales[i]` along each dimension i with
-    nearest-neighbour sampling (ONNX `Resize`, opsets 11 to 17, with
-    `mode = "nearest"`, the only mode Lethe supports, so there is no `mode`
-    attribute). Scales are positive and finite; the importer turns ONNX's
-    `sizes` input into the scales `size / input size`.
+    Resizes `input` by the factor `scales[i]` along each dimension i (ONNX
+    `Resize`, opsets 10 to 17). Scales are positive and finite; the importer
+    turns ONNX's `sizes` input into the scales `size / input size`.
 
     Dimension i of the result has `floor(input_dim * scales[i] + 1e-9)`
     elements: ONNX takes `floor(input_dim * scale)`, and the tiny epsilon
@@ -273,23 +271,56 @@ def Lethe_ResizeOp : Lethe_DataMovementOp<"resize"> {
     computes from a size (in doubles, 11 * (15 / 11) is 14.999999999999998).
     Every result dimension is at least 1.
 
+    `mode` is "nearest" (the default: copies one input element, any element
+    type), "linear" (N-linear: 2 points per dimension) or "cubic" (Keys'
+    cubic convolution with parameter `cubic_coeff_a`, default -0.75: 4
+    points per dimension); linear and cubic need a floating-point element
+    type. Points outside the input repeat its edge, or, with
+    `exclude_outside`, get weight 0 while the others are scaled to sum to 1.
+
     `coordinate_transformation_mode` maps a result coordinate back to the
     input: "half_pixel" (the default), "asymmetric", "align_corners",
-    "pytorch_half_pixel" or "tf_half_pixel_for_nn"; `nearest_mode`
-    rounds it to an input index: "round_prefer_floor" (the default),
-    "round_prefer_ceil", "floor" or "ceil".
+    "pytorch_half_pixel", "tf_half_pixel_for_nn" or "tf_crop_and_resize".
+    As in ONNX's reference implementation, the resized length in these
+    formulas is `input_dim * scale`, which need not be an integer.
+    "tf_crop_and_resize" samples the region of interest `roi` (required with
+    this mode and only with it: the starts of every dimension, then the ends,
+    normalized to [0, 1]); a result element that maps outside the input is
+    `extrapolation_value`. `nearest_mode` rounds a coordinate to an index in
+    mode nearest: "round_prefer_floor" (the default), "round_prefer_ceil",
+    "floor" or "ceil".
 
     ```mlir
     %y = lethe.resize %x {coordinate_transformation_mode = "asymmetric", nearest_mode = "floor", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
+    %z = lethe.resize %x {mode = "linear", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
     ```
   }];
   let arguments = (ins
     Lethe_Tensor:$input,
     DenseF64ArrayAttr:$scales,
+    DefaultValuedStrAttr<StrAttr, "nearest">:$mode,
     DefaultValuedStrAttr<StrAttr, "half_pixel">:$coordinate_transformation_mode,
-    DefaultValuedStrAttr<StrAttr, "round_prefer_floor">:$nearest_mode);
+    DefaultValuedStrAttr<StrAttr, "round_prefer_floor">:$nearest_mode,
+    DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
+    DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+    OptionalAttr<DenseF64ArrayAttr>:$roi,
+    DefaultValuedAttr<F64Attr, "0.0">:$extrapolation_value);
   let results = (outs Lethe_Tensor:$output);
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Input points read per result element and dimension: 1 for nearest,
+    /// 2 for linear, 4 for cubic.
+    int64_t getPointsPerDim();
+  }];
+  let extraClassDefinition = [{
+    int64_t $cppClass::getFlops() {
+      // A multiply and an add per point read, per resized dimension.
+      if (getMode() == "nearest")
+        return 0;
+      auto type = ::llvm::cast<::mlir::RankedTensorType>(getType());
+      return 2 * getPointsPerDim() * type.getNumElements() * type.getRank();
+    }
+  }];
 }
 
 #endif // LETHE_DIALECT_LETHE_IR_LETHETENSOROPS_TD
