@@ -87,6 +87,22 @@ lethe_rt_reduction getReduction(StringRef reduction) {
       .Default(LETHE_RT_REDUCTION_MEAN);
 }
 
+/// `value` (an integer or float attribute) as a one-element tensor of type
+/// `element`.
+FailureOr<HostTensor> scalarOfType(Attribute value, Type element) {
+  auto type = RankedTensorType::get({1}, element);
+  if (auto integer = dyn_cast<IntegerAttr>(value)) {
+    APInt bits(element.getIntOrFloatBitWidth(), integer.getInt(),
+               /*isSigned=*/true);
+    return tensorFromAttribute(DenseElementsAttr::get(type, bits));
+  }
+  APFloat number(cast<FloatAttr>(value).getValueAsDouble());
+  bool losesInfo;
+  number.convert(cast<FloatType>(element).getFloatSemantics(),
+                 APFloat::rmNearestTiesToEven, &losesInfo);
+  return tensorFromAttribute(DenseElementsAttr::get(type, number));
+}
+
 LogicalResult binary(Execution &execution, lethe_rt_binary_kind kind) {
   return execution.check(lethe_rt_binary(execution.context, kind,
                                          execution.in(0), execution.in(1),
@@ -119,12 +135,24 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
       .Case([&](ExpOp) { return unary(execution, LETHE_RT_EXP); })
       .Case([&](LogOp) { return unary(execution, LETHE_RT_LOG); })
       .Case([&](SqrtOp) { return unary(execution, LETHE_RT_SQRT); })
-      .Case([&](ClipOp clip) {
-        double min =
-            clip.getMin() ? clip.getMin()->convertToDouble() : -infinity;
-        double max =
-            clip.getMax() ? clip.getMax()->convertToDouble() : infinity;
-        return unary(execution, LETHE_RT_CLIP, min, max);
+      .Case([&](ClipOp clip) -> LogicalResult {
+        Type element = clip.getType().getElementType();
+        HostTensor bounds[2];
+        const void *pointers[2] = {nullptr, nullptr};
+        Attribute given[] = {clip.getMinAttr(), clip.getMaxAttr()};
+        for (auto [k, bound] : llvm::enumerate(given)) {
+          if (!bound)
+            continue;
+          FailureOr<HostTensor> scalar = scalarOfType(bound, element);
+          if (failed(scalar))
+            return op.emitError("cannot represent the bound ")
+                   << bound << " as " << element;
+          bounds[k] = std::move(*scalar);
+          pointers[k] = bounds[k].data();
+        }
+        return execution.check(lethe_rt_clip(context, execution.in(0),
+                                             pointers[0], pointers[1],
+                                             execution.out()));
       })
       .Case([&](AddOp) { return binary(execution, LETHE_RT_ADD); })
       .Case([&](SubOp) { return binary(execution, LETHE_RT_SUB); })

@@ -153,16 +153,6 @@ bool runUnary(lethe_rt_unary_kind kind, double alpha, double beta,
   case LETHE_RT_SQRT:
     unaryLoop<T>(in, out, count, [](C x) { return std::sqrt(x); });
     return true;
-  case LETHE_RT_CLIP: {
-    // max then min, as ONNX: with min > max every value becomes max; NaN
-    // stays NaN.
-    C low = static_cast<C>(alpha), high = static_cast<C>(beta);
-    unaryLoop<T>(in, out, count, [=](C x) {
-      C raised = x < low ? low : x;
-      return raised > high ? high : raised;
-    });
-    return true;
-  }
   }
   return false;
 }
@@ -441,6 +431,39 @@ extern "C" lethe_rt_status lethe_rt_unary(lethe_rt_context *context,
   if (!known)
     return fail(context, kernel, "unknown unary kind %d",
                 static_cast<int>(kind));
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_clip(lethe_rt_context *context,
+                                         const lethe_rt_tensor *in,
+                                         const void *min, const void *max,
+                                         const lethe_rt_tensor *out) {
+  const char *kernel = "lethe_rt_clip";
+  if (!checkTensor(context, kernel, "in", in) ||
+      !checkDtype(context, kernel, "out", out, in->dtype) ||
+      !checkSameShape(context, kernel, "in", *in, "out", *out))
+    return LETHE_RT_ERROR;
+  if (in->dtype == LETHE_RT_I1)
+    return fail(context, kernel, "in is i1, which has no order to clip in");
+  dispatchAny(in->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    if constexpr (!std::is_same_v<T, Bool>) {
+      // Max then min, as ONNX: with min > max every value becomes max; NaN
+      // stays NaN (it compares false).
+      using Limits = std::numeric_limits<C>;
+      C low = min ? load<T>(min, 0)
+                  : (Limits::has_infinity ? -Limits::infinity()
+                                          : Limits::lowest());
+      C high = max ? load<T>(max, 0)
+                   : (Limits::has_infinity ? Limits::infinity()
+                                           : Limits::max());
+      unaryLoop<T>(in->data, out->data, numElements(*in), [=](C x) {
+        C raised = x < low ? low : x;
+        return raised > high ? high : raised;
+      });
+    }
+  });
   return LETHE_RT_OK;
 }
 

@@ -98,7 +98,6 @@ typedef enum lethe_rt_unary_kind {
   LETHE_RT_EXP,
   LETHE_RT_LOG,
   LETHE_RT_SQRT,
-  LETHE_RT_CLIP, /* alpha: min, beta: max (-inf/+inf when absent) */
 } lethe_rt_unary_kind;
 
 /* out = f(in) elementwise; `in` and `out` have the same shape and a float
@@ -107,6 +106,14 @@ lethe_rt_status lethe_rt_unary(lethe_rt_context *context,
                                lethe_rt_unary_kind kind, double alpha,
                                double beta, const lethe_rt_tensor *in,
                                const lethe_rt_tensor *out);
+
+/* out = min(max(in, *min), *max) elementwise (ONNX Clip), for every dtype but
+ * i1. `min` and `max` each point to one element of in's dtype, or are NULL
+ * for no bound; with *min > *max every element becomes *max, and NaN stays
+ * NaN. */
+lethe_rt_status lethe_rt_clip(lethe_rt_context *context,
+                              const lethe_rt_tensor *in, const void *min,
+                              const void *max, const lethe_rt_tensor *out);
 
 typedef enum lethe_rt_binary_kind {
   LETHE_RT_ADD,

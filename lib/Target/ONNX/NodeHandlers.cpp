@@ -110,35 +110,57 @@ LogicalResult importLeakyRelu(NodeImporter &node) {
 
 LogicalResult importClip(NodeImporter &node) {
   FailureOr<Value> input = node.input(0);
-  if (failed(input) || failed(requireFloat(node, *input)))
+  if (failed(input))
     return failure();
-  FloatAttr bounds[2];
+  Type element = cast<RankedTensorType>(input->getType()).getElementType();
+  if (element.isInteger(1))
+    return node.unsupported("Clip needs numbers, the input is i1");
+  bool isFloat = isa<FloatType>(element);
+  Builder &builder = node.builder;
+  Attribute bounds[2];
   if (node.opset < 11) {
-    // Before opset 11, min and max are attributes.
+    // Before opset 11, min and max are float attributes (of float inputs).
     const char *names[] = {"min", "max"};
     for (int index : {0, 1})
       if (node.attribute(names[index]))
         bounds[index] =
-            node.builder.getF64FloatAttr(node.getFloat(names[index], 0.0f));
+            builder.getF64FloatAttr(node.getFloat(names[index], 0.0f));
   }
-  // From opset 11, min and max are optional constant inputs.
+  // From opset 11, min and max are optional constant scalar inputs of the
+  // input's type.
   for (int index : {1, 2}) {
     if (!node.hasInput(index))
       continue;
-    FailureOr<SmallVector<double>> value = node.constantFloats(index);
-    if (failed(value))
-      return failure();
-    if (value->size() != 1)
-      return node.emitError()
-             << "input " << index << " must be a scalar, it has "
-             << value->size() << " elements";
-    bounds[index - 1] = node.builder.getF64FloatAttr((*value)[0]);
+    size_t count;
+    if (isFloat) {
+      FailureOr<SmallVector<double>> value = node.constantFloats(index);
+      if (failed(value))
+        return failure();
+      count = value->size();
+      if (count == 1)
+        bounds[index - 1] = builder.getF64FloatAttr((*value)[0]);
+    } else {
+      FailureOr<SmallVector<int64_t>> value = node.constantInts(index);
+      if (failed(value))
+        return failure();
+      count = value->size();
+      if (count == 1)
+        bounds[index - 1] = builder.getI64IntegerAttr((*value)[0]);
+    }
+    if (count != 1)
+      return node.emitError() << "input " << index
+                              << " must be a scalar, it has " << count
+                              << " elements";
   }
-  if (bounds[0] && bounds[1] &&
-      bounds[0].getValueAsDouble() > bounds[1].getValueAsDouble())
-    return node.emitError()
-           << "min (" << bounds[0].getValueAsDouble()
-           << ") is greater than max (" << bounds[1].getValueAsDouble() << ")";
+  auto asDouble = [](Attribute bound) {
+    if (auto integer = dyn_cast<IntegerAttr>(bound))
+      return static_cast<double>(integer.getInt());
+    return cast<FloatAttr>(bound).getValueAsDouble();
+  };
+  if (bounds[0] && bounds[1] && asDouble(bounds[0]) > asDouble(bounds[1]))
+    return node.emitError() << "min (" << asDouble(bounds[0])
+                            << ") is greater than max (" << asDouble(bounds[1])
+                            << ")";
   auto op = ClipOp::create(node.builder, node.loc, input->getType(), *input,
                            bounds[0], bounds[1]);
   return node.setOutputs(op->getResults());

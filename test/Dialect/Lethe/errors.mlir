@@ -31,9 +31,33 @@ func.func @gelu_approximate(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @clip_bounds(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'lethe.clip' op min (6.000000e+00) is greater than max (0.000000e+00)}}
+  // expected-error @+1 {{'lethe.clip' op min (6.000000e+00 : f64) is greater than max (0.000000e+00 : f64)}}
   %0 = lethe.clip %x {min = 6.0 : f64, max = 0.0 : f64} : tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @clip_integer_bound_type(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'lethe.clip' op max must be an i64 attribute for elements of type 'i32', got 6.000000e+00 : f64}}
+  %0 = lethe.clip %x {max = 6.0 : f64} : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @clip_integer_bound_range(%x: tensor<4xi8>) -> tensor<4xi8> {
+  // expected-error @+1 {{'lethe.clip' op min (-129) is outside the range of 'i8'}}
+  %0 = lethe.clip %x {min = -129 : i64} : tensor<4xi8>
+  return %0 : tensor<4xi8>
+}
+
+// -----
+
+func.func @clip_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{'lethe.clip' op operand #0 must be statically shaped tensor of f16, bf16, f32, f64, i8, i32 or i64, but got 'tensor<4xi1>'}}
+  %0 = lethe.clip %x : tensor<4xi1>
+  return %0 : tensor<4xi1>
 }
 
 // -----

@@ -42,6 +42,15 @@ func.func @unary(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %13 : tensor<4x8xf32>
 }
 
+// CHECK-LABEL: func.func @clip_integers
+func.func @clip_integers(%x: tensor<4xi8>, %y: tensor<4xi64>) -> tensor<4xi64> {
+  // CHECK: lethe.clip %{{.*}} {max = 127 : i64, min = -128 : i64} : tensor<4xi8>
+  %0 = lethe.clip %x {min = -128 : i64, max = 127 : i64} : tensor<4xi8>
+  // CHECK: lethe.clip %{{.*}} {max = 9223372036854775807 : i64} : tensor<4xi64>
+  %1 = lethe.clip %y {max = 9223372036854775807 : i64} : tensor<4xi64>
+  return %1 : tensor<4xi64>
+}
+
 // CHECK-LABEL: func.func @binary
 func.func @binary(%a: tensor<2x4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>,
                   %s: tensor<f32>, %i: tensor<3xi64>) -> tensor<2x4x8xf32> {

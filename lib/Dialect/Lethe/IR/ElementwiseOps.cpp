@@ -30,11 +30,34 @@ LogicalResult GeluOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ClipOp::verify() {
-  std::optional<APFloat> min = getMin(), max = getMax();
-  if (min && max && min->convertToDouble() > max->convertToDouble())
+  Type element = getType().getElementType();
+  Attribute bounds[] = {getMinAttr(), getMaxAttr()};
+  const char *names[] = {"min", "max"};
+  for (auto [bound, name] : llvm::zip(bounds, names)) {
+    if (!bound)
+      continue;
+    if (isa<FloatType>(element) != isa<FloatAttr>(bound))
+      return emitOpError() << name << " must be "
+                           << (isa<FloatType>(element) ? "an f64" : "an i64")
+                           << " attribute for elements of type " << element
+                           << ", got " << bound;
+    if (auto integer = dyn_cast<IntegerAttr>(bound)) {
+      unsigned width = element.getIntOrFloatBitWidth();
+      int64_t value = integer.getInt();
+      if (width < 64 && (value < -(int64_t(1) << (width - 1)) ||
+                         value >= (int64_t(1) << (width - 1))))
+        return emitOpError() << name << " (" << value
+                             << ") is outside the range of " << element;
+    }
+  }
+  auto asDouble = [](Attribute bound) {
+    if (auto integer = dyn_cast<IntegerAttr>(bound))
+      return static_cast<double>(integer.getInt());
+    return cast<FloatAttr>(bound).getValueAsDouble();
+  };
+  if (bounds[0] && bounds[1] && asDouble(bounds[0]) > asDouble(bounds[1]))
     return emitOpError("min (")
-           << min->convertToDouble() << ") is greater than max ("
-           << max->convertToDouble() << ")";
+           << bounds[0] << ") is greater than max (" << bounds[1] << ")";
   return success();
 }
 

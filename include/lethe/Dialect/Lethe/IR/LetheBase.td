@@ -62,6 +62,9 @@ def Lethe_IndexTensor : Lethe_TensorOf<[I32, I64],
     "statically shaped tensor of i32 or i64">;
 /// A statically shaped tensor of booleans.
 def Lethe_BoolTensor : Lethe_TensorOf<[I1], "statically shaped tensor of i1">;
+/// A statically shaped tensor of numbers: floats or integers, not booleans.
+def Lethe_NumericTensor : Lethe_TensorOf<[F16, BF16, F32, F64, I8, I32, I64],
+    "statically shaped tensor of f16, bf16, f32, f64, i8, i32 or i64">;
 /// A statically shaped tensor of any element type Lethe supports.
 def Lethe_Tensor : Lethe_TensorOf<[F16, BF16, F32, F64, I1, I8, I32, I64],
     "statically shaped tensor of f16, bf16, f32, f64, i1, i8, i32 or i64">;

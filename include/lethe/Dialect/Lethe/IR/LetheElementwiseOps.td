@@ -119,21 +119,31 @@ def Lethe_SqrtOp : Lethe_UnaryFloatOp<"sqrt", 4> {
   let description = [{ `y = sqrt(x)` elementwise (ONNX `Sqrt`). }];
 }
 
-def Lethe_ClipOp : Lethe_UnaryFloatOp<"clip", 2> {
+def Lethe_ClipOp : Lethe_Op<"clip", [SameOperandsAndResultType]> {
   let summary = "clamp to an interval";
   let description = [{
-    `y = min(max(x, min), max)` elementwise (ONNX `Clip`). A bound that is
-    absent does not clamp. The importer folds ONNX's constant `min`/`max`
-    inputs into these attributes.
+    `y = min(max(x, min), max)` elementwise (ONNX `Clip`), on floating-point
+    or integer tensors. A bound that is absent does not clamp. The bounds
+    are f64 attributes for a floating-point input and i64 attributes, within
+    the range of the element type, for an integer input. The importer folds
+    ONNX's constant `min`/`max` inputs into these attributes.
 
     ```mlir
     %y = lethe.clip %x {min = 0.000000e+00 : f64, max = 6.000000e+00 : f64} : tensor<4x8xf32>
+    %j = lethe.clip %i {min = -5 : i64} : tensor<4xi8>
     ```
   }];
-  let arguments = (ins Lethe_FloatTensor:$input,
-                       OptionalAttr<F64Attr>:$min,
-                       OptionalAttr<F64Attr>:$max);
+  let arguments = (ins Lethe_NumericTensor:$input,
+                       OptionalAttr<AnyAttrOf<[F64Attr, I64Attr]>>:$min,
+                       OptionalAttr<AnyAttrOf<[F64Attr, I64Attr]>>:$max);
+  let results = (outs Lethe_NumericTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    int64_t $cppClass::getFlops() {
+      return 2 * ::mlir::lethe::getNumElements(getType());
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
