@@ -15,6 +15,7 @@
 #include "lethe/Interpreter/Interpreter.h"
 #include "lethe/Target/ONNX/TensorProtoIO.h"
 
+#include "Schemas.h"
 #include "TextFormat.h"
 
 #include "lethe/Dialect/Lethe/IR/LetheDialect.h"
@@ -131,14 +132,25 @@ private:
 
 } // namespace mlir::lethe::onnx_import
 
+/// "node 'NAME'", or "the node producing 'OUTPUT'" for an unnamed node.
+static std::string describeNode(const onnx::NodeProto &node) {
+  if (!node.name().empty())
+    return "node '" + node.name() + "'";
+  if (node.output_size() > 0)
+    return "the node producing '" + node.output(0) + "'";
+  return "an unnamed node";
+}
+
+static bool isDefaultDomain(const onnx::NodeProto &node) {
+  return node.domain().empty() || node.domain() == "ai.onnx";
+}
+
 LogicalResult Importer::importOpsets(const onnx::ModelProto &model) {
   for (const onnx::OperatorSetIdProto &opset : model.opset_import())
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
       defaultOpset = opset.version();
   bool usesDefaultDomain =
-      llvm::any_of(model.graph().node(), [](const onnx::NodeProto &node) {
-        return node.domain().empty() || node.domain() == "ai.onnx";
-      });
+      llvm::any_of(model.graph().node(), isDefaultDomain);
   if (!usesDefaultDomain)
     return success();
   if (defaultOpset == 0)
@@ -146,12 +158,33 @@ LogicalResult Importer::importOpsets(const onnx::ModelProto &model) {
                           "domain (opset_import); re-export it with an opset "
                           "between "
                        << kMinimumOpset << " and " << kMaximumOpset;
-  if (defaultOpset < kMinimumOpset || defaultOpset > kMaximumOpset)
+  if (defaultOpset < 1 || defaultOpset > kMaximumOpset)
     return emitError() << "the model uses opset " << defaultOpset
                        << " of the default ONNX domain; Lethe supports "
                           "opsets "
                        << kMinimumOpset << " to " << kMaximumOpset
                        << " (convert it with onnx.version_converter)";
+  if (defaultOpset >= kMinimumOpset)
+    return success();
+  // An older model imports as opset kMinimumOpset when none of its ops
+  // changed in between: ONNX's schemas say which version of each op is in
+  // force at either opset. (Ops that ONNX does not know are left to the node
+  // importers, which report them as unsupported.)
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    if (!isDefaultDomain(node))
+      continue;
+    int64_t version = getOperatorVersion(node.op_type(), defaultOpset);
+    int64_t current = getOperatorVersion(node.op_type(), kMinimumOpset);
+    if (version != 0 && version != current)
+      return emitError()
+             << "the model uses opset " << defaultOpset
+             << " of the default ONNX domain, in which " << describeNode(node)
+             << " (" << node.op_type() << ") follows version " << version
+             << " of the op, which opset " << current
+             << " changed; Lethe supports opsets " << kMinimumOpset << " to "
+             << kMaximumOpset << " (convert it with onnx.version_converter)";
+  }
+  defaultOpset = kMinimumOpset;
   return success();
 }
 
@@ -531,13 +564,7 @@ NodeImporter::NodeImporter(Importer &importer, const onnx::NodeProto &node,
     : node(node), builder(builder), loc(loc), opset(opset), importer(importer) {
 }
 
-std::string NodeImporter::describe() const {
-  if (!node.name().empty())
-    return "node '" + node.name() + "'";
-  if (node.output_size() > 0)
-    return "the node producing '" + node.output(0) + "'";
-  return "an unnamed node";
-}
+std::string NodeImporter::describe() const { return describeNode(node); }
 
 InFlightDiagnostic NodeImporter::emitError() {
   InFlightDiagnostic diagnostic = importer.emitError();
