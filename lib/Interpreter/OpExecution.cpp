@@ -203,7 +203,15 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
         return execution.check(lethe_rt_max_pool(
             context, execution.in(0), pool.getKernelShape().data(),
             pool.getStrides().data(), pool.getPads().data(),
-            pool.getDilations().data(), execution.out()));
+            pool.getDilations().data(), /*storage_order=*/0, execution.out(),
+            /*indices=*/nullptr));
+      })
+      .Case([&](MaxPoolWithIndicesOp pool) {
+        return execution.check(lethe_rt_max_pool(
+            context, execution.in(0), pool.getKernelShape().data(),
+            pool.getStrides().data(), pool.getPads().data(),
+            pool.getDilations().data(), pool.getStorageOrder(),
+            execution.out(0), execution.out(1)));
       })
       .Case([&](AvgPoolOp pool) {
         return execution.check(lethe_rt_avg_pool(

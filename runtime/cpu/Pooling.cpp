@@ -139,19 +139,49 @@ int64_t spatialSize(const std::vector<int64_t> &dims) {
   return size;
 }
 
+
+/// The column-major offset, within a plane of spatial dims `input`, of the
+/// row-major offset `position`.
+int64_t columnMajor(const std::vector<int64_t> &input, int64_t position) {
+  int64_t result = 0, stride = 1;
+  // Row-major digits from the last dim; column-major weights from the first.
+  std::vector<int64_t> digits(input.size());
+  for (size_t dim = input.size(); dim-- > 0;) {
+    digits[dim] = position % input[dim];
+    position /= input[dim];
+  }
+  for (size_t dim = 0; dim < input.size(); ++dim) {
+    result += digits[dim] * stride;
+    stride *= input[dim];
+  }
+  return result;
+}
+
 } // namespace
 
 extern "C" lethe_rt_status
 lethe_rt_max_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
                   const int64_t *kernel_shape, const int64_t *strides,
                   const int64_t *pads, const int64_t *dilations,
-                  const lethe_rt_tensor *out) {
+                  int64_t storage_order, const lethe_rt_tensor *out,
+                  const lethe_rt_tensor *indices) {
+  const char *kernel = "lethe_rt_max_pool";
   Window window;
-  if (!getWindow(context, "lethe_rt_max_pool", x, out, kernel_shape, strides,
-                 pads, dilations, window))
+  if (!getWindow(context, kernel, x, out, kernel_shape, strides, pads,
+                 dilations, window))
     return LETHE_RT_ERROR;
+  if (indices && (!checkDtype(context, kernel, "indices", indices,
+                              LETHE_RT_I64) ||
+                  !checkSameShape(context, kernel, "out", *out, "indices",
+                                  *indices)))
+    return LETHE_RT_ERROR;
+  if (storage_order != 0 && storage_order != 1)
+    return fail(context, kernel, "storage_order must be 0 or 1, not %lld",
+                static_cast<long long>(storage_order));
   int64_t inPlane = spatialSize(window.input),
           outPlane = spatialSize(window.output);
+  int64_t *indexData = indices ? static_cast<int64_t *>(indices->data)
+                               : nullptr;
   dispatchFloat(x->dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t plane = 0; plane < window.planes; ++plane) {
@@ -160,12 +190,19 @@ lethe_rt_max_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
           window,
           [&](int64_t output, const std::vector<int64_t> &positions, int64_t) {
             auto best = -std::numeric_limits<ComputeType<T>>::infinity();
+            int64_t where = positions.empty() ? 0 : positions.front();
             for (int64_t position : positions) {
               auto value = load<T>(x->data, inBase + position);
-              if (value > best || std::isnan(value))
+              if (value > best || (std::isnan(value) && !std::isnan(best))) {
                 best = value;
+                where = position;
+              }
             }
             store<T>(out->data, outBase + output, best);
+            if (indexData)
+              indexData[outBase + output] =
+                  inBase + (storage_order ? columnMajor(window.input, where)
+                                          : where);
           });
     }
   });

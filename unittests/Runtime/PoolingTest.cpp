@@ -34,7 +34,7 @@ TEST_F(PoolingTest, MaxPoolCeilModeClipsTheLastWindow) {
                        dilations = {1, 1};
   lethe_rt_tensor xv = x.view(), ov = out.view();
   ASSERT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
-                              pads.data(), dilations.data(), &ov),
+                              pads.data(), dilations.data(), 0, &ov, nullptr),
             LETHE_RT_OK)
       << lastError();
   EXPECT_EQ(out.values, (std::vector<float>{11, 12, 15, 16}));
@@ -47,7 +47,7 @@ TEST_F(PoolingTest, MaxPoolPaddingNeverWins) {
                        dilations = {1, 1};
   lethe_rt_tensor xv = x.view(), ov = out.view();
   ASSERT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
-                              pads.data(), dilations.data(), &ov),
+                              pads.data(), dilations.data(), 0, &ov, nullptr),
             LETHE_RT_OK)
       << lastError();
   EXPECT_EQ(out.values, (std::vector<float>{-5, -5, -7}));
@@ -60,10 +60,45 @@ TEST_F(PoolingTest, MaxPoolDilation) {
                        dilations = {2, 2};
   lethe_rt_tensor xv = x.view(), ov = out.view();
   ASSERT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
-                              pads.data(), dilations.data(), &ov),
+                              pads.data(), dilations.data(), 0, &ov, nullptr),
             LETHE_RT_OK)
       << lastError();
   EXPECT_EQ(out.values, (std::vector<float>{11, 12, 15, 16}));
+}
+
+TEST_F(PoolingTest, MaxPoolIndices) {
+  // Two planes of 1..16 (the second negated, so its maxima are the window
+  // starts); kernel 2, stride 2. Indices count from the start of x.
+  OwnedTensor<float> x({1, 2, 4, 4}, LETHE_RT_F32);
+  for (int i = 0; i < 16; ++i) {
+    x.values[i] = static_cast<float>(i + 1);
+    x.values[16 + i] = -static_cast<float>(i + 1);
+  }
+  OwnedTensor<float> out({1, 2, 2, 2}, LETHE_RT_F32);
+  OwnedTensor<int64_t> indices({1, 2, 2, 2}, LETHE_RT_I64);
+  std::vector<int64_t> kernel = {2, 2}, strides = {2, 2}, pads = {0, 0, 0, 0},
+                       dilations = {1, 1};
+  lethe_rt_tensor xv = x.view(), ov = out.view(), iv = indices.view();
+  ASSERT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), dilations.data(), 0, &ov, &iv),
+            LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(out.values,
+            (std::vector<float>{6, 8, 14, 16, -1, -3, -9, -11}));
+  EXPECT_EQ(indices.values,
+            (std::vector<int64_t>{5, 7, 13, 15, 16, 18, 24, 26}));
+  // Column-major within each plane: (h, w) is at w * 4 + h.
+  ASSERT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), dilations.data(), 1, &ov, &iv),
+            LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(indices.values,
+            (std::vector<int64_t>{5, 13, 7, 15, 16, 24, 18, 26}));
+  EXPECT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), dilations.data(), 2, &ov, &iv),
+            LETHE_RT_ERROR);
+  EXPECT_EQ(lastError(), "lethe_rt_max_pool: storage_order must be 0 or 1, "
+                         "not 2");
 }
 
 TEST_F(PoolingTest, AveragePoolDivisors) {
@@ -101,7 +136,7 @@ TEST_F(PoolingTest, RejectsAnOutputTooLargeForTheInput) {
                        dilations = {1, 1};
   lethe_rt_tensor xv = x.view(), ov = out.view();
   EXPECT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
-                              pads.data(), dilations.data(), &ov),
+                              pads.data(), dilations.data(), 0, &ov, nullptr),
             LETHE_RT_ERROR);
   EXPECT_EQ(lastError(), "lethe_rt_max_pool: out's spatial dim 0 (4) is too "
                          "large for x's (4)");

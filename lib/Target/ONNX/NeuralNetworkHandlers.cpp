@@ -202,8 +202,6 @@ template <typename PoolOp> LogicalResult importPool(NodeImporter &node) {
   if (kernel.size() != spatial->size())
     return node.emitError() << "kernel_shape must have " << spatial->size()
                             << " entries, it has " << kernel.size();
-  if (isMax && node.getInt("storage_order", 0) != 0 && node.isOutputUsed(1))
-    return node.unsupported("the Indices output is not supported");
   FailureOr<Window> window = getWindow(node, *spatial, kernel, isMax);
   if (failed(window))
     return failure();
@@ -221,6 +219,17 @@ template <typename PoolOp> LogicalResult importPool(NodeImporter &node) {
   if (!isMax && node.getInt("count_include_pad", 0))
     attributes.push_back(
         builder.getNamedAttr("count_include_pad", builder.getUnitAttr()));
+  if constexpr (isMax) {
+    // The Indices output, where a model uses it, takes the op that computes
+    // it.
+    if (node.isOutputUsed(1)) {
+      int64_t order = node.getInt("storage_order", 0);
+      if (order != 0)
+        attributes.push_back(builder.getNamedAttr(
+            "storage_order", builder.getI64IntegerAttr(order)));
+      return buildAndDefine<MaxPoolWithIndicesOp>(node, *input, attributes);
+    }
+  }
   return buildAndDefine<PoolOp>(node, *input, attributes);
 }
 

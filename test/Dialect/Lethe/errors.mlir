@@ -334,6 +334,22 @@ func.func @conv_transpose_pads(%x: tensor<1x4x1x1xf32>, %w: tensor<4x2x2x2xf32>)
 
 // -----
 
+func.func @max_pool_storage_order(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xi64> {
+  // expected-error @+1 {{'lethe.max_pool_with_indices' op storage_order must be 0 (row-major) or 1 (column-major), got 2}}
+  %0, %1 = lethe.max_pool_with_indices %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, storage_order = 2 : i64, strides = array<i64: 2, 2>} : (tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>)
+  return %1 : tensor<1x1x2x2xi64>
+}
+
+// -----
+
+func.func @max_pool_indices_type(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xi32> {
+  // expected-error @+1 {{'lethe.max_pool_with_indices' op result #1 must be tensor of 64-bit signless integer values, but got 'tensor<1x1x2x2xi32>'}}
+  %0, %1 = lethe.max_pool_with_indices %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi32>)
+  return %1 : tensor<1x1x2x2xi32>
+}
+
+// -----
+
 func.func @max_pool_rank(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   // expected-error @+1 {{'lethe.max_pool' op input must have rank 3 to 5 (N, C and 1 to 3 spatial dims), got 'tensor<8x16xf32>'}}
   %0 = lethe.max_pool %x {dilations = array<i64>, kernel_shape = array<i64>, pads = array<i64>, strides = array<i64>} : (tensor<8x16xf32>) -> tensor<8x16xf32>

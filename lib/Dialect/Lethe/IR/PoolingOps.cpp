@@ -71,6 +71,33 @@ int64_t MaxPoolOp::getFlops() {
   return getNumElements(getType()) * windowSize(getKernelShape());
 }
 
+LogicalResult MaxPoolWithIndicesOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  if (failed(inferPoolType(
+          location, getOperationName(),
+          cast<RankedTensorType>(adaptor.getInput().getType()),
+          adaptor.getKernelShape(), adaptor.getStrides(), adaptor.getPads(),
+          adaptor.getDilations(), adaptor.getCeilMode(), types)))
+    return failure();
+  auto output = cast<RankedTensorType>(types.front());
+  types.push_back(output.clone(IntegerType::get(context, 64)));
+  return success();
+}
+
+LogicalResult MaxPoolWithIndicesOp::verify() {
+  uint64_t order = getStorageOrder();
+  if (order > 1)
+    return emitOpError("storage_order must be 0 (row-major) or 1 "
+                       "(column-major), got ")
+           << order;
+  return success();
+}
+
+int64_t MaxPoolWithIndicesOp::getFlops() {
+  return getNumElements(getOutput().getType()) * windowSize(getKernelShape());
+}
+
 LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *context,
                                           std::optional<Location> location,
                                           Adaptor adaptor,

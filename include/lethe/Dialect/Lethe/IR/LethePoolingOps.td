@@ -16,8 +16,8 @@ include "lethe/Dialect/Lethe/IR/LetheBase.td"
 def Lethe_MaxPoolOp : Lethe_InferredOp<"max_pool"> {
   let summary = "max pooling";
   let description = [{
-    ONNX `MaxPool` (the values; the importer rejects a used `Indices`
-    output) on `input` (N, C, D1..Dn): the largest element of each window of
+    ONNX `MaxPool` (the values; see `max_pool_with_indices` for the
+    `Indices` output) on `input` (N, C, D1..Dn): the largest element of each window of
     `kernel_shape`, `strides`, `dilations` and `pads` (begins then ends);
     padding never wins. The output size is `floor` (or with `ceil_mode`,
     `ceil`) of `(D + pad_begin + pad_end - dilation * (k - 1) - 1) / stride`
@@ -32,6 +32,30 @@ def Lethe_MaxPoolOp : Lethe_InferredOp<"max_pool"> {
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                        DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode);
   let results = (outs Lethe_FloatTensor:$output);
+}
+
+def Lethe_MaxPoolWithIndicesOp : Lethe_InferredOp<"max_pool_with_indices"> {
+  let summary = "max pooling that also returns where each max is";
+  let description = [{
+    `max_pool` with ONNX `MaxPool`'s second output: `indices` (i64, the
+    shape of `output`) holds the offset in `input` of each max, of equal
+    maxima the first in the window. The offset is into `input` flattened
+    row-major, or, with `storage_order = 1`, with the spatial dims of each
+    (N, C) plane flattened column-major. The importer uses this op only
+    where a model uses `Indices`.
+
+    ```mlir
+    %y, %i = lethe.max_pool_with_indices %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<8x16x32x32xf32>) -> (tensor<8x16x16x16xf32>, tensor<8x16x16x16xi64>)
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode,
+                       DefaultValuedAttr<I64Attr, "0">:$storage_order);
+  let results = (outs Lethe_FloatTensor:$output,
+                      TensorOf<[I64]>:$indices);
+  let hasVerifier = 1;
 }
 
 def Lethe_AvgPoolOp : Lethe_InferredOp<"avg_pool"> {
