@@ -189,6 +189,26 @@ LogicalResult importCast(NodeImporter &node) {
   return node.setOutputs(op->getResults());
 }
 
+/// CastLike (opset 15): a Cast to the element type of input 1, whose values
+/// are not read.
+LogicalResult importCastLike(NodeImporter &node) {
+  FailureOr<Value> input = node.input(0);
+  if (failed(input))
+    return failure();
+  Type elementType;
+  if (std::optional<DenseElementsAttr> like = node.constantInput(1)) {
+    elementType = like->getElementType();
+  } else {
+    FailureOr<Value> target = node.input(1);
+    if (failed(target))
+      return failure();
+    elementType = cast<RankedTensorType>(target->getType()).getElementType();
+  }
+  auto op = CastOp::create(node.builder, node.loc, *input,
+                           TypeAttr::get(elementType));
+  return node.setOutputs(op->getResults());
+}
+
 LogicalResult importMatMul(NodeImporter &node) {
   FailureOr<Value> lhs = node.input(0), rhs = node.input(1);
   if (failed(lhs) || failed(rhs))
@@ -352,6 +372,7 @@ void onnx_import::addElementwiseHandlers(
   handlers["Pow"] = importBinary<PowOp>;
   handlers["Where"] = importWhere;
   handlers["Cast"] = importCast;
+  handlers["CastLike"] = importCastLike;
   handlers["MatMul"] = importMatMul;
   handlers["Gemm"] = importGemm;
   handlers["Identity"] = importIdentity;
