@@ -16,8 +16,15 @@ Prints the totals per directory and overall. Exits non-zero only when a test
 named in the expected-passes list does not pass, so the list is what the test
 suite holds Lethe to; `--update` rewrites it with the tests that pass now.
 
+With `--op-table`, also prints a Markdown table of the node tests of each op
+of SUPPORTED_OPS (the ops docs/ONNX.md lists): how many pass of those that
+count for the op, which are the tests whose model uses the op and whose name
+is the op's (test_<op in lower or snake case>..., test_sce... and
+test_nllloss... for the losses).
+
 usage: onnx_conformance.py --build DIR [--data DIR] [--expected FILE]
                            [--update] [--jobs N] [--filter SUBSTRING] [-v]
+                           [--op-table]
 """
 
 import argparse
@@ -58,6 +65,60 @@ UNSUPPORTED_MARKERS = (
     "Lethe supports opsets",
     "the interpreter cannot execute",
 )
+
+
+# The ONNX ops Lethe imports, in the order of docs/ONNX.md's table.
+SUPPORTED_OPS = (
+    "Add", "Sub", "Mul", "Div", "Neg", "Relu", "LeakyRelu", "Sigmoid", "Tanh",
+    "Erf", "Exp", "Log", "Sqrt", "Pow", "Clip", "Where", "MatMul", "Gemm",
+    "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
+    "BatchNormalization", "LayerNormalization", "Softmax", "LogSoftmax",
+    "Reshape", "Flatten", "Transpose", "Concat", "Split", "Slice", "Gather",
+    "Squeeze", "Unsqueeze", "Expand", "ReduceSum", "ReduceMean", "ReduceMax",
+    "Cast", "CastLike", "Dropout", "Resize", "Constant", "Identity",
+    "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss", "Shape", "Size",
+    "ConstantOfShape",
+)
+TEST_NAMES = {"SoftmaxCrossEntropyLoss": ("sce",),
+              "NegativeLogLikelihoodLoss": ("nllloss",),
+              "Dropout": ("dropout", "training_dropout")}
+
+
+def test_names_of(op):
+    """The prefixes (after test_) of the tests named after `op`."""
+    if op in TEST_NAMES:
+        return TEST_NAMES[op]
+    snake = "".join("_" + c.lower() if c.isupper() else c for c in op)[1:]
+    return (op.lower(), snake)
+
+
+def print_op_table(args, results):
+    import onnx  # Debian's python3-onnx; only this option needs it.
+    status_of = {test: status for test, status, _ in results}
+    counts = {op: [0, 0] for op in SUPPORTED_OPS}
+    not_passing = collections.defaultdict(list)
+    for test, directory in find_tests(args.data, "node/"):
+        model = onnx.load(os.path.join(directory, "model.onnx"))
+        used = {node.op_type for node in model.graph.node}
+        name = test.split("/", 1)[1][len("test_"):]
+        for op in SUPPORTED_OPS:
+            if op not in used:
+                continue
+            if not any(name == prefix or name.startswith(prefix + "_")
+                       for prefix in test_names_of(op)):
+                continue
+            counts[op][1] += 1
+            if status_of.get(test) == "passed":
+                counts[op][0] += 1
+            else:
+                not_passing[op].append(test)
+    print("| ONNX op | node tests passed / with the op |")
+    print("|---|---|")
+    for op in SUPPORTED_OPS:
+        print(f"| {op} | {counts[op][0]} / {counts[op][1]} |")
+    for op in SUPPORTED_OPS:
+        for test in not_passing[op]:
+            print(f"not passing ({op}): {test}: {status_of.get(test)}")
 
 
 def find_tests(data_dir, name_filter):
@@ -143,6 +204,8 @@ def main():
     parser.add_argument("--atol", type=float, default=1e-5)
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="print every test that does not pass, with its first error")
+    parser.add_argument("--op-table", action="store_true",
+                        help="print the node tests passed per supported op")
     args = parser.parse_args()
 
     if not os.path.isdir(args.data):
@@ -165,6 +228,9 @@ def main():
             continue
         print(f"{suite:20} {counts['passed']:8} {counts['failed']:8} "
               f"{counts['unsupported']:12} {sum(counts.values()):8}")
+
+    if args.op_table:
+        print_op_table(args, results)
 
     passed = sorted(test for test, status, _ in results if status == "passed")
     if args.update:
