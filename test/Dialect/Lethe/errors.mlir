@@ -62,6 +62,94 @@ func.func @clip_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
 
 // -----
 
+func.func @neg_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'lethe.neg' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi32>'}}
+  %0 = lethe.neg %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @relu_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'lethe.relu' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi32>'}}
+  %0 = lethe.relu %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @sigmoid_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'lethe.sigmoid' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi32>'}}
+  %0 = lethe.sigmoid %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @tanh_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'lethe.tanh' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi32>'}}
+  %0 = lethe.tanh %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @erf_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'lethe.erf' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi32>'}}
+  %0 = lethe.erf %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @exp_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'lethe.exp' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi32>'}}
+  %0 = lethe.exp %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @log_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'lethe.log' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi32>'}}
+  %0 = lethe.log %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @sqrt_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'lethe.sqrt' op operand #0 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi32>'}}
+  %0 = lethe.sqrt %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @leaky_relu_result(%x: tensor<4xf32>) -> tensor<4xf16> {
+  // expected-error @+1 {{'lethe.leaky_relu' op requires the same type for all operands and results}}
+  %0 = "lethe.leaky_relu"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}
+
+// -----
+
+func.func @div_broadcast(%a: tensor<3x4xf32>, %b: tensor<3xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{'lethe.div' op operand shapes 'tensor<3x4xf32>' and 'tensor<3xf32>' do not broadcast}}
+  %0 = lethe.div %a, %b : (tensor<3x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @pow_bool(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{'lethe.pow' op operand #0 must be statically shaped tensor of f16, bf16, f32, f64, i8, i32 or i64, but got 'tensor<4xi1>'}}
+  %0 = lethe.pow %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
 func.func @binary_no_broadcast(%a: tensor<4x8xf32>, %b: tensor<4xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{'lethe.add' op operand shapes 'tensor<4x8xf32>' and 'tensor<4xf32>' do not broadcast}}
   %0 = lethe.add %a, %b : (tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xf32>
@@ -163,8 +251,6 @@ func.func @matmul_element_types(%a: tensor<4x8xf32>, %b: tensor<8x4xf64>) -> ten
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
-
-// (section Convolution: cases go below this line)
 
 // -----
 
@@ -330,8 +416,6 @@ func.func @conv_transpose_pads(%x: tensor<1x4x1x1xf32>, %w: tensor<4x2x2x2xf32>)
 // Pooling
 //===----------------------------------------------------------------------===//
 
-// (section Pooling: cases go below this line)
-
 // -----
 
 func.func @max_pool_storage_order(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xi64> {
@@ -391,8 +475,6 @@ func.func @global_avg_pool_rank(%x: tensor<8xf32>) -> tensor<8xf32> {
 //===----------------------------------------------------------------------===//
 // Normalization, softmax and dropout
 //===----------------------------------------------------------------------===//
-
-// (section Normalization: cases go below this line)
 
 // -----
 
@@ -494,8 +576,6 @@ func.func @dropout_mask(%x: tensor<8xf32>) -> tensor<8xf32> {
 // Reduction
 //===----------------------------------------------------------------------===//
 
-// (section Reduction: cases go below this line)
-
 // -----
 
 func.func @reduce_axis(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
@@ -531,8 +611,6 @@ func.func @reduce_bool(%x: tensor<4x8xi1>) -> tensor<4x1xi1> {
 //===----------------------------------------------------------------------===//
 // Tensor (constants, shape and data movement)
 //===----------------------------------------------------------------------===//
-
-// (section Tensor: cases go below this line)
 
 // -----
 
@@ -946,8 +1024,6 @@ func.func @resize_nearest_mode(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x16x16xf32>
 // Loss
 //===----------------------------------------------------------------------===//
 
-// (section Loss: cases go below this line)
-
 // -----
 
 func.func @sce_rank(%s: tensor<8xf32>, %l: tensor<8xi64>) -> tensor<f32> {
@@ -1015,8 +1091,6 @@ func.func @mse_types(%a: tensor<8x4xf32>, %b: tensor<8x3xf32>) -> tensor<f32> {
 //===----------------------------------------------------------------------===//
 // Contraction: gemm
 //===----------------------------------------------------------------------===//
-
-// (section Gemm: cases go below this line)
 
 // -----
 

@@ -104,8 +104,6 @@ func.func @matmul(%a: tensor<2x4x8xf32>, %b: tensor<8x16xf32>, %v: tensor<8xf32>
 // Convolution
 //===----------------------------------------------------------------------===//
 
-// (section Convolution: cases go below this line)
-
 // CHECK-LABEL: func.func @convolutions
 func.func @convolutions(%x: tensor<8x4x32x32xf32>, %w: tensor<16x4x3x3xf32>, %b: tensor<16xf32>,
                         %wg: tensor<8x2x3x3xf32>, %x1: tensor<2x3x20xf32>, %w1: tensor<6x3x5xf32>,
@@ -132,8 +130,6 @@ func.func @convolutions(%x: tensor<8x4x32x32xf32>, %w: tensor<16x4x3x3xf32>, %b:
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
-
-// (section Pooling: cases go below this line)
 
 // CHECK-LABEL: func.func @pooling
 func.func @pooling(%x: tensor<8x16x32x32xf32>, %odd: tensor<1x1x5x5xf32>, %x1: tensor<2x3x10xf32>) -> tensor<8x16x16x16xf32> {
@@ -162,8 +158,6 @@ func.func @pooling(%x: tensor<8x16x32x32xf32>, %odd: tensor<1x1x5x5xf32>, %x1: t
 //===----------------------------------------------------------------------===//
 // Normalization, softmax and dropout
 //===----------------------------------------------------------------------===//
-
-// (section Normalization: cases go below this line)
 
 // CHECK-LABEL: func.func @normalization
 func.func @normalization(%x: tensor<8x16x4x4xf32>, %c: tensor<16xf32>, %t: tensor<2x5x32xf32>,
@@ -195,8 +189,6 @@ func.func @normalization(%x: tensor<8x16x4x4xf32>, %c: tensor<16xf32>, %t: tenso
 // Reduction
 //===----------------------------------------------------------------------===//
 
-// (section Reduction: cases go below this line)
-
 // CHECK-LABEL: func.func @reductions
 func.func @reductions(%x: tensor<4x8x16xf32>, %i: tensor<4x8xi64>) -> tensor<4x1x16xf32> {
   // CHECK: lethe.reduce_sum %{{.*}} {axes = array<i64: 1>} : (tensor<4x8x16xf32>) -> tensor<4x1x16xf32>
@@ -217,8 +209,6 @@ func.func @reductions(%x: tensor<4x8x16xf32>, %i: tensor<4x8xi64>) -> tensor<4x1
 //===----------------------------------------------------------------------===//
 // Tensor (constants, shape and data movement)
 //===----------------------------------------------------------------------===//
-
-// (section Tensor: cases go below this line)
 
 // CHECK-LABEL: func.func @constant
 func.func @constant() -> (tensor<4xf32>, tensor<2x2xi64>, tensor<i1>, tensor<2xf32>) {
@@ -403,8 +393,6 @@ func.func @resize(%x: tensor<1x3x5x11xf32>) -> tensor<1x3x10x22xf32> {
 // Loss
 //===----------------------------------------------------------------------===//
 
-// (section Loss: cases go below this line)
-
 // CHECK-LABEL: func.func @losses
 func.func @losses(%scores: tensor<8x10xf32>, %labels: tensor<8xi64>, %w: tensor<10xf32>,
                   %image: tensor<2x5x4x4xf32>, %pixels: tensor<2x4x4xi32>,
@@ -429,8 +417,6 @@ func.func @losses(%scores: tensor<8x10xf32>, %labels: tensor<8xi64>, %w: tensor<
 //===----------------------------------------------------------------------===//
 // Contraction: gemm
 //===----------------------------------------------------------------------===//
-
-// (section Gemm: cases go below this line)
 
 // CHECK-LABEL: func.func @gemm
 func.func @gemm(%a: tensor<8x32xf32>, %w: tensor<64x32xf32>, %b: tensor<64xf32>,

@@ -155,8 +155,8 @@ def Lethe_ClipOp : Lethe_Op<"clip", [SameOperandsAndResultType]> {
 class Lethe_BinaryOp<string mnemonic, int flopsPerElement,
                      list<Trait> traits = []>
     : Lethe_InferredOp<mnemonic, traits> {
-  let arguments = (ins Lethe_Tensor:$lhs, Lethe_Tensor:$rhs);
-  let results = (outs Lethe_Tensor:$output);
+  let arguments = (ins Lethe_NumericTensor:$lhs, Lethe_NumericTensor:$rhs);
+  let results = (outs Lethe_NumericTensor:$output);
   let extraClassDefinition = [{
     int64_t $cppClass::getFlops() {
       return }] # flopsPerElement # [{ * ::mlir::lethe::getNumElements(getType());
