@@ -44,28 +44,31 @@ using namespace mlir;
 using namespace mlir::lethe;
 namespace cl = llvm::cl;
 
+/// lethe-run's own options; --help lists only these (and the generic ones).
+static cl::OptionCategory runCategory("lethe-run options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
-                                      cl::Required);
+                                      cl::Required, cl::cat(runCategory));
 static cl::opt<std::string>
     entryName("entry", cl::desc("Function to run (default: the only one, or "
-                                "@main)"));
+                                "@main)"), cl::cat(runCategory));
 static cl::opt<std::string>
     inputsFrom("inputs-from", cl::desc("Read data inputs from DIR/input_K.pb"),
-               cl::value_desc("DIR"));
+               cl::value_desc("DIR"), cl::cat(runCategory));
 static cl::opt<std::string>
     expectFrom("expect-from", cl::desc("Compare results with DIR/output_K.pb"),
-               cl::value_desc("DIR"));
+               cl::value_desc("DIR"), cl::cat(runCategory));
 static cl::opt<double> relativeTolerance("rtol", cl::desc("Relative tolerance"),
-                                         cl::init(1e-4));
+                                         cl::init(1e-4), cl::cat(runCategory));
 static cl::opt<double> absoluteTolerance("atol", cl::desc("Absolute tolerance"),
-                                         cl::init(1e-5));
+                                         cl::init(1e-5), cl::cat(runCategory));
 static cl::opt<int64_t>
     randomInputs("random-inputs",
                  cl::desc("Fill data inputs with random values from SEED"),
-                 cl::value_desc("SEED"), cl::init(-1));
+                 cl::value_desc("SEED"), cl::init(-1), cl::cat(runCategory));
 static cl::opt<std::string>
     dumpOutputs("dump-outputs", cl::desc("Write results to DIR/output_K.pb"),
-                cl::value_desc("DIR"));
+                cl::value_desc("DIR"), cl::cat(runCategory));
 
 /// Prints "lethe-run: <message>" and returns the failure exit code.
 static int fail(const llvm::Twine &message) {
@@ -168,6 +171,7 @@ static HostTensor randomTensor(RankedTensorType type, std::mt19937_64 &rng) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(argc, argv, "Lethe reference interpreter\n");
 
   DialectRegistry registry;
