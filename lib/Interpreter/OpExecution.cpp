@@ -350,11 +350,11 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
       })
       .Case([&](ResizeOp resize) {
         lethe_rt_resize_options options{};
-        options.mode = llvm::StringSwitch<lethe_rt_resize_mode>(
-                           resize.getMode())
-                           .Case("linear", LETHE_RT_RESIZE_LINEAR)
-                           .Case("cubic", LETHE_RT_RESIZE_CUBIC)
-                           .Default(LETHE_RT_RESIZE_NEAREST);
+        options.mode =
+            llvm::StringSwitch<lethe_rt_resize_mode>(resize.getMode())
+                .Case("linear", LETHE_RT_RESIZE_LINEAR)
+                .Case("cubic", LETHE_RT_RESIZE_CUBIC)
+                .Default(LETHE_RT_RESIZE_NEAREST);
         options.coordinates =
             getCoordinateMode(resize.getCoordinateTransformationMode());
         options.nearest = getNearestMode(resize.getNearestMode());

@@ -452,12 +452,12 @@ extern "C" lethe_rt_status lethe_rt_clip(lethe_rt_context *context,
       // Max then min, as ONNX: with min > max every value becomes max; NaN
       // stays NaN (it compares false).
       using Limits = std::numeric_limits<C>;
-      C low = min ? load<T>(min, 0)
-                  : (Limits::has_infinity ? -Limits::infinity()
-                                          : Limits::lowest());
-      C high = max ? load<T>(max, 0)
-                   : (Limits::has_infinity ? Limits::infinity()
-                                           : Limits::max());
+      C low =
+          min ? load<T>(min, 0)
+              : (Limits::has_infinity ? -Limits::infinity() : Limits::lowest());
+      C high =
+          max ? load<T>(max, 0)
+              : (Limits::has_infinity ? Limits::infinity() : Limits::max());
       unaryLoop<T>(in->data, out->data, numElements(*in), [=](C x) {
         C raised = x < low ? low : x;
         return raised > high ? high : raised;

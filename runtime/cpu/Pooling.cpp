@@ -139,7 +139,6 @@ int64_t spatialSize(const std::vector<int64_t> &dims) {
   return size;
 }
 
-
 /// The column-major offset, within a plane of spatial dims `input`, of the
 /// row-major offset `position`.
 int64_t columnMajor(const std::vector<int64_t> &input, int64_t position) {
@@ -170,18 +169,17 @@ lethe_rt_max_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
   if (!getWindow(context, kernel, x, out, kernel_shape, strides, pads,
                  dilations, window))
     return LETHE_RT_ERROR;
-  if (indices && (!checkDtype(context, kernel, "indices", indices,
-                              LETHE_RT_I64) ||
-                  !checkSameShape(context, kernel, "out", *out, "indices",
-                                  *indices)))
+  if (indices &&
+      (!checkDtype(context, kernel, "indices", indices, LETHE_RT_I64) ||
+       !checkSameShape(context, kernel, "out", *out, "indices", *indices)))
     return LETHE_RT_ERROR;
   if (storage_order != 0 && storage_order != 1)
     return fail(context, kernel, "storage_order must be 0 or 1, not %lld",
                 static_cast<long long>(storage_order));
   int64_t inPlane = spatialSize(window.input),
           outPlane = spatialSize(window.output);
-  int64_t *indexData = indices ? static_cast<int64_t *>(indices->data)
-                               : nullptr;
+  int64_t *indexData =
+      indices ? static_cast<int64_t *>(indices->data) : nullptr;
   dispatchFloat(x->dtype, [&](auto tag) {
     using T = decltype(tag);
     for (int64_t plane = 0; plane < window.planes; ++plane) {
@@ -201,8 +199,8 @@ lethe_rt_max_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
             store<T>(out->data, outBase + output, best);
             if (indexData)
               indexData[outBase + output] =
-                  inBase + (storage_order ? columnMajor(window.input, where)
-                                          : where);
+                  inBase +
+                  (storage_order ? columnMajor(window.input, where) : where);
           });
     }
   });

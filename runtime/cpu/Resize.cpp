@@ -114,10 +114,12 @@ Taps interpolationTaps(const lethe_rt_resize_options &options, double x,
     double a = options.cubic_coeff_a;
     double s = 1 - r;
     taps.count = 4;
-    taps.weight[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
+    taps.weight[0] =
+        ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
     taps.weight[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
     taps.weight[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
-    taps.weight[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
+    taps.weight[3] =
+        ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
     base -= 1;
   }
   double sum = 0;
@@ -202,8 +204,7 @@ void resizeNearest(const lethe_rt_tensor &x, const lethe_rt_tensor &out,
   const char *source = static_cast<const char *>(x.data);
   char *destination = static_cast<char *>(out.data);
   std::vector<int64_t> index(out.rank, 0);
-  for (int64_t linear = 0, total = numElements(out); linear < total;
-       ++linear) {
+  for (int64_t linear = 0, total = numElements(out); linear < total; ++linear) {
     int64_t offset = 0;
     bool outside = false;
     for (int32_t dim = 0; dim < out.rank; ++dim) {
@@ -268,9 +269,10 @@ void resizeInterpolated(const lethe_rt_tensor &x, const lethe_rt_tensor &out,
 
 } // namespace
 
-extern "C" lethe_rt_status lethe_rt_resize(
-    lethe_rt_context *context, const lethe_rt_tensor *x, const double *scales,
-    const lethe_rt_resize_options *options, const lethe_rt_tensor *out) {
+extern "C" lethe_rt_status
+lethe_rt_resize(lethe_rt_context *context, const lethe_rt_tensor *x,
+                const double *scales, const lethe_rt_resize_options *options,
+                const lethe_rt_tensor *out) {
   if (!checkTensor(context, kKernel, "x", x) ||
       !checkDtype(context, kKernel, "out", out, x->dtype) ||
       !checkRank(context, kKernel, "out", *out, x->rank))

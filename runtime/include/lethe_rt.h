@@ -196,14 +196,12 @@ lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
  * where each max is in x, as ONNX's Indices output: an offset into x
  * flattened row-major (storage_order 0), or with each N, C plane's spatial
  * dims flattened column-major (storage_order 1). */
-lethe_rt_status lethe_rt_max_pool(lethe_rt_context *context,
-                                  const lethe_rt_tensor *x,
-                                  const int64_t *kernel_shape,
-                                  const int64_t *strides, const int64_t *pads,
-                                  const int64_t *dilations,
-                                  int64_t storage_order,
-                                  const lethe_rt_tensor *out,
-                                  const lethe_rt_tensor *indices);
+lethe_rt_status
+lethe_rt_max_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
+                  const int64_t *kernel_shape, const int64_t *strides,
+                  const int64_t *pads, const int64_t *dilations,
+                  int64_t storage_order, const lethe_rt_tensor *out,
+                  const lethe_rt_tensor *indices);
 
 /* ONNX AveragePool; with count_include_pad, padding counts in the divisor
  * (but not the part of a ceil_mode window past the padded input). */

@@ -50,8 +50,10 @@ static cl::OptionCategory runCategory("lethe-run options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
                                       cl::Required, cl::cat(runCategory));
 static cl::opt<std::string>
-    entryName("entry", cl::desc("Function to run (default: the only one, or "
-                                "@main)"), cl::cat(runCategory));
+    entryName("entry",
+              cl::desc("Function to run (default: the only one, or "
+                       "@main)"),
+              cl::cat(runCategory));
 static cl::opt<std::string>
     inputsFrom("inputs-from", cl::desc("Read data inputs from DIR/input_K.pb"),
                cl::value_desc("DIR"), cl::cat(runCategory));

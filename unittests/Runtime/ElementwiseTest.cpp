@@ -155,8 +155,7 @@ TEST_F(ElementwiseTest, ClipIntegers) {
   // Booleans have no order to clip in.
   TypedTensor flags({2}, LETHE_RT_I1), flagsOut({2}, LETHE_RT_I1);
   lethe_rt_tensor f = flags.view(), fo = flagsOut.view();
-  EXPECT_EQ(lethe_rt_clip(context, &f, nullptr, nullptr, &fo),
-            LETHE_RT_ERROR);
+  EXPECT_EQ(lethe_rt_clip(context, &f, nullptr, nullptr, &fo), LETHE_RT_ERROR);
   EXPECT_STREQ(lethe_rt_last_error(context),
                "lethe_rt_clip: in is i1, which has no order to clip in");
 }

@@ -83,8 +83,7 @@ TEST_F(PoolingTest, MaxPoolIndices) {
                               pads.data(), dilations.data(), 0, &ov, &iv),
             LETHE_RT_OK)
       << lastError();
-  EXPECT_EQ(out.values,
-            (std::vector<float>{6, 8, 14, 16, -1, -3, -9, -11}));
+  EXPECT_EQ(out.values, (std::vector<float>{6, 8, 14, 16, -1, -3, -9, -11}));
   EXPECT_EQ(indices.values,
             (std::vector<int64_t>{5, 7, 13, 15, 16, 18, 24, 26}));
   // Column-major within each plane: (h, w) is at w * 4 + h.

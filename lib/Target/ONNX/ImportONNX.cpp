@@ -149,8 +149,7 @@ LogicalResult Importer::importOpsets(const onnx::ModelProto &model) {
   for (const onnx::OperatorSetIdProto &opset : model.opset_import())
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
       defaultOpset = opset.version();
-  bool usesDefaultDomain =
-      llvm::any_of(model.graph().node(), isDefaultDomain);
+  bool usesDefaultDomain = llvm::any_of(model.graph().node(), isDefaultDomain);
   if (!usesDefaultDomain)
     return success();
   if (defaultOpset == 0)
@@ -176,13 +175,14 @@ LogicalResult Importer::importOpsets(const onnx::ModelProto &model) {
     int64_t version = getOperatorVersion(node.op_type(), defaultOpset);
     int64_t current = getOperatorVersion(node.op_type(), kMinimumOpset);
     if (version != 0 && version != current)
-      return emitError()
-             << "the model uses opset " << defaultOpset
-             << " of the default ONNX domain, in which " << describeNode(node)
-             << " (" << node.op_type() << ") follows version " << version
-             << " of the op, which opset " << current
-             << " changed; Lethe supports opsets " << kMinimumOpset << " to "
-             << kMaximumOpset << " (convert it with onnx.version_converter)";
+      return emitError() << "the model uses opset " << defaultOpset
+                         << " of the default ONNX domain, in which "
+                         << describeNode(node) << " (" << node.op_type()
+                         << ") follows version " << version
+                         << " of the op, which opset " << current
+                         << " changed; Lethe supports opsets " << kMinimumOpset
+                         << " to " << kMaximumOpset
+                         << " (convert it with onnx.version_converter)";
   }
   defaultOpset = kMinimumOpset;
   return success();

@@ -148,9 +148,9 @@ LogicalResult importClip(NodeImporter &node) {
         bounds[index - 1] = builder.getI64IntegerAttr((*value)[0]);
     }
     if (count != 1)
-      return node.emitError() << "input " << index
-                              << " must be a scalar, it has " << count
-                              << " elements";
+      return node.emitError()
+             << "input " << index << " must be a scalar, it has " << count
+             << " elements";
   }
   auto asDouble = [](Attribute bound) {
     if (auto integer = dyn_cast<IntegerAttr>(bound))
@@ -158,9 +158,9 @@ LogicalResult importClip(NodeImporter &node) {
     return cast<FloatAttr>(bound).getValueAsDouble();
   };
   if (bounds[0] && bounds[1] && asDouble(bounds[0]) > asDouble(bounds[1]))
-    return node.emitError() << "min (" << asDouble(bounds[0])
-                            << ") is greater than max (" << asDouble(bounds[1])
-                            << ")";
+    return node.emitError()
+           << "min (" << asDouble(bounds[0]) << ") is greater than max ("
+           << asDouble(bounds[1]) << ")";
   auto op = ClipOp::create(node.builder, node.loc, input->getType(), *input,
                            bounds[0], bounds[1]);
   return node.setOutputs(op->getResults());

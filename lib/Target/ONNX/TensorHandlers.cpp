@@ -224,8 +224,8 @@ LogicalResult importResize(NodeImporter &node) {
     return failure();
   std::string mode = node.getString("mode", "nearest");
   if (!llvm::is_contained({"nearest", "linear", "cubic"}, mode))
-    return node.emitError() << "mode '" << mode
-                            << "' is not one of nearest, linear or cubic";
+    return node.emitError()
+           << "mode '" << mode << "' is not one of nearest, linear or cubic";
   auto type = cast<RankedTensorType>(input->getType());
   // Opset 10 takes (X, scales) and maps coordinates asymmetrically, rounding
   // down in mode nearest; later opsets take (X, roi, scales, sizes) and the
@@ -265,18 +265,18 @@ LogicalResult importResize(NodeImporter &node) {
                            builder.getStringAttr(transformation)),
       builder.getNamedAttr(
           "nearest_mode",
-          builder.getStringAttr(opset10 ? "floor"
-                                        : node.getString("nearest_mode",
-                                                         "round_prefer_floor"))),
+          builder.getStringAttr(
+              opset10 ? "floor"
+                      : node.getString("nearest_mode", "round_prefer_floor"))),
       builder.getNamedAttr(
           "cubic_coeff_a",
           builder.getF64FloatAttr(node.getFloat("cubic_coeff_a", -0.75f))),
       builder.getNamedAttr(
           "exclude_outside",
           builder.getBoolAttr(node.getInt("exclude_outside", 0) != 0)),
-      builder.getNamedAttr("extrapolation_value",
-                           builder.getF64FloatAttr(
-                               node.getFloat("extrapolation_value", 0.0f)))};
+      builder.getNamedAttr(
+          "extrapolation_value",
+          builder.getF64FloatAttr(node.getFloat("extrapolation_value", 0.0f)))};
   if (transformation == "tf_crop_and_resize") {
     if (!node.hasInput(1))
       return node.emitError() << "coordinate_transformation_mode "

@@ -73,12 +73,11 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *context,
   auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
   auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
   if (lhs.getElementType() != rhs.getElementType())
-    return emitInferenceError(location, getOperationName(),
-                              "operands have different element types (",
-                              lhs.getElementType(), " and ",
-                              rhs.getElementType(), ")");
-  FailureOr<SmallVector<int64_t>> shape = broadcastShapes(
-      {condition.getShape(), lhs.getShape(), rhs.getShape()});
+    return emitInferenceError(
+        location, getOperationName(), "operands have different element types (",
+        lhs.getElementType(), " and ", rhs.getElementType(), ")");
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes({condition.getShape(), lhs.getShape(), rhs.getShape()});
   if (failed(shape))
     return emitInferenceError(location, getOperationName(), "operand shapes ",
                               condition, ", ", lhs, " and ", rhs,

@@ -27,18 +27,15 @@ static LogicalResult verifyPoolingInput(std::optional<Location> location,
 }
 
 /// The result type of a pooling op: (N, C) and the window's output sizes.
-static LogicalResult inferPoolType(std::optional<Location> location,
-                                   StringRef opName, RankedTensorType input,
-                                   ArrayRef<int64_t> kernel,
-                                   ArrayRef<int64_t> strides,
-                                   ArrayRef<int64_t> pads,
-                                   ArrayRef<int64_t> dilations, bool ceilMode,
-                                   SmallVectorImpl<Type> &types) {
+static LogicalResult inferPoolType(
+    std::optional<Location> location, StringRef opName, RankedTensorType input,
+    ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+    ArrayRef<int64_t> dilations, bool ceilMode, SmallVectorImpl<Type> &types) {
   if (failed(verifyPoolingInput(location, opName, input)))
     return failure();
   FailureOr<SmallVector<int64_t>> spatial =
-      inferWindowShape(location, opName, input.getShape().drop_front(2),
-                       kernel, strides, pads, dilations, ceilMode);
+      inferWindowShape(location, opName, input.getShape().drop_front(2), kernel,
+                       strides, pads, dilations, ceilMode);
   if (failed(spatial))
     return failure();
   SmallVector<int64_t> shape(input.getShape().take_front(2));
@@ -74,11 +71,11 @@ int64_t MaxPoolOp::getFlops() {
 LogicalResult MaxPoolWithIndicesOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  if (failed(inferPoolType(
-          location, getOperationName(),
-          cast<RankedTensorType>(adaptor.getInput().getType()),
-          adaptor.getKernelShape(), adaptor.getStrides(), adaptor.getPads(),
-          adaptor.getDilations(), adaptor.getCeilMode(), types)))
+  if (failed(inferPoolType(location, getOperationName(),
+                           cast<RankedTensorType>(adaptor.getInput().getType()),
+                           adaptor.getKernelShape(), adaptor.getStrides(),
+                           adaptor.getPads(), adaptor.getDilations(),
+                           adaptor.getCeilMode(), types)))
     return failure();
   auto output = cast<RankedTensorType>(types.front());
   types.push_back(output.clone(IntegerType::get(context, 64)));
