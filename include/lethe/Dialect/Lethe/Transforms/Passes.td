@@ -35,4 +35,42 @@ def PrintMemoryProfilePass
   ];
 }
 
+def AddLossPass : Pass<"lethe-add-loss", "::mlir::ModuleOp"> {
+  let summary = "Attach a loss to a model output";
+  let description = [{
+    Makes the model function (`function`, by default @main or the module's
+    only function) compute a scalar loss, the first step towards a training
+    step. With `output=NAME kind=KIND`, the loss of kind
+    `softmax_cross_entropy`, `nll` or `mse` (with `reduction` `mean`, the
+    default, or `sum`) is computed from the output named NAME (its
+    `lethe.name`, the ONNX name the importer keeps), and its label becomes a
+    new argument after the data inputs, named `labels` (or `labels_1`, ...
+    when taken) and marked `lethe.label`: class indices (i64, the output's
+    shape without its class dimension 1) for `softmax_cross_entropy` and
+    `nll`, and a tensor like the output for `mse`. With `use=NAME`, the
+    output NAME, which the model already computes as a loss, is the loss; it
+    must hold one floating-point element.
+
+    The loss becomes the function's first result, marked `lethe.loss` and
+    named `loss`; the other results stay after it. A function that already
+    has a loss, an output that does not exist, or one of the wrong type is
+    an error naming it.
+
+    Example: `lethe-opt model.mlir --lethe-add-loss="output=logits
+    kind=softmax_cross_entropy"`.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"",
+           "The model output (its lethe.name) the loss is computed from">,
+    Option<"kind", "kind", "std::string", /*default=*/"",
+           "The loss: softmax_cross_entropy, nll or mse">,
+    Option<"use", "use", "std::string", /*default=*/"",
+           "A model output that is already a loss">,
+    Option<"reduction", "reduction", "std::string", /*default=*/"\"mean\"",
+           "How the loss reduces over elements: mean or sum">,
+    Option<"function", "function", "std::string", /*default=*/"",
+           "The model function (default: main, or the only function)">,
+  ];
+}
+
 #endif // LETHE_DIALECT_LETHE_TRANSFORMS_PASSES_TD
