@@ -152,15 +152,10 @@ LogicalResult importClip(NodeImporter &node) {
              << "input " << index << " must be a scalar, it has " << count
              << " elements";
   }
-  auto asDouble = [](Attribute bound) {
-    if (auto integer = dyn_cast<IntegerAttr>(bound))
-      return static_cast<double>(integer.getInt());
-    return cast<FloatAttr>(bound).getValueAsDouble();
-  };
-  if (bounds[0] && bounds[1] && asDouble(bounds[0]) > asDouble(bounds[1]))
-    return node.emitError()
-           << "min (" << asDouble(bounds[0]) << ") is greater than max ("
-           << asDouble(bounds[1]) << ")";
+  if (ClipOp::areBoundsReversed(bounds[0], bounds[1]))
+    return node.emitError() << "min (" << ClipOp::getBoundValue(bounds[0])
+                            << ") is greater than max ("
+                            << ClipOp::getBoundValue(bounds[1]) << ")";
   auto op = ClipOp::create(node.builder, node.loc, input->getType(), *input,
                            bounds[0], bounds[1]);
   return node.setOutputs(op->getResults());

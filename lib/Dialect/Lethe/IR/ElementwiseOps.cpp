@@ -29,6 +29,22 @@ LogicalResult GeluOp::verify() {
 // ClipOp
 //===----------------------------------------------------------------------===//
 
+double ClipOp::getBoundValue(Attribute bound) {
+  if (auto integer = dyn_cast<IntegerAttr>(bound))
+    return static_cast<double>(integer.getInt());
+  return cast<FloatAttr>(bound).getValueAsDouble();
+}
+
+bool ClipOp::areBoundsReversed(Attribute min, Attribute max) {
+  if (!min || !max)
+    return false;
+  auto minInteger = dyn_cast<IntegerAttr>(min);
+  auto maxInteger = dyn_cast<IntegerAttr>(max);
+  if (minInteger && maxInteger)
+    return minInteger.getInt() > maxInteger.getInt();
+  return getBoundValue(min) > getBoundValue(max);
+}
+
 LogicalResult ClipOp::verify() {
   Type element = getType().getElementType();
   Attribute bounds[] = {getMinAttr(), getMaxAttr()};
@@ -50,12 +66,7 @@ LogicalResult ClipOp::verify() {
                              << ") is outside the range of " << element;
     }
   }
-  auto asDouble = [](Attribute bound) {
-    if (auto integer = dyn_cast<IntegerAttr>(bound))
-      return static_cast<double>(integer.getInt());
-    return cast<FloatAttr>(bound).getValueAsDouble();
-  };
-  if (bounds[0] && bounds[1] && asDouble(bounds[0]) > asDouble(bounds[1]))
+  if (areBoundsReversed(bounds[0], bounds[1]))
     return emitOpError("min (")
            << bounds[0] << ") is greater than max (" << bounds[1] << ")";
   return success();

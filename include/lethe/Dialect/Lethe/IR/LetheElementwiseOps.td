@@ -139,6 +139,12 @@ def Lethe_ClipOp : Lethe_Op<"clip", [SameOperandsAndResultType]> {
   let results = (outs Lethe_NumericTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The value of a bound attribute (f64 or i64) as a double.
+    static double getBoundValue(::mlir::Attribute bound);
+    /// Whether both bounds are given and min > max (exact for i64 bounds).
+    static bool areBoundsReversed(::mlir::Attribute min, ::mlir::Attribute max);
+  }];
   let extraClassDefinition = [{
     int64_t $cppClass::getFlops() {
       return 2 * ::mlir::lethe::getNumElements(getType());
