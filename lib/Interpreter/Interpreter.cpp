@@ -38,15 +38,37 @@ FailureOr<lethe_rt_dtype> lethe::getRuntimeDtype(Type elementType) {
     return LETHE_RT_F32;
   if (elementType.isF64())
     return LETHE_RT_F64;
-  if (elementType.isInteger(1))
+  auto integer = dyn_cast<IntegerType>(elementType);
+  if (!integer || integer.isSigned())
+    return failure();
+  if (integer.isUnsigned()) {
+    switch (integer.getWidth()) {
+    case 8:
+      return LETHE_RT_U8;
+    case 16:
+      return LETHE_RT_U16;
+    case 32:
+      return LETHE_RT_U32;
+    case 64:
+      return LETHE_RT_U64;
+    default:
+      return failure();
+    }
+  }
+  switch (integer.getWidth()) {
+  case 1:
     return LETHE_RT_I1;
-  if (elementType.isInteger(8))
+  case 8:
     return LETHE_RT_I8;
-  if (elementType.isInteger(32))
+  case 16:
+    return LETHE_RT_I16;
+  case 32:
     return LETHE_RT_I32;
-  if (elementType.isInteger(64))
+  case 64:
     return LETHE_RT_I64;
-  return failure();
+  default:
+    return failure();
+  }
 }
 
 lethe_rt_tensor HostTensor::view() {
@@ -73,11 +95,25 @@ double HostTensor::getAsDouble(int64_t index) const {
         cast<FloatType>(elementType).getFloatSemantics();
     return APFloat(semantics, APInt(16, bits)).convertToDouble();
   }
-  if (elementType.isInteger(1) || elementType.isInteger(8))
+  switch (*getRuntimeDtype(elementType)) {
+  case LETHE_RT_I1:
+  case LETHE_RT_U8:
+    return read(uint8_t{});
+  case LETHE_RT_I8:
     return read(int8_t{});
-  if (elementType.isInteger(32))
+  case LETHE_RT_I16:
+    return read(int16_t{});
+  case LETHE_RT_U16:
+    return read(uint16_t{});
+  case LETHE_RT_I32:
     return read(int32_t{});
-  return static_cast<double>(read(int64_t{}));
+  case LETHE_RT_U32:
+    return read(uint32_t{});
+  case LETHE_RT_U64:
+    return static_cast<double>(read(uint64_t{}));
+  default:
+    return static_cast<double>(read(int64_t{}));
+  }
 }
 
 FailureOr<HostTensor> lethe::tensorFromAttribute(ElementsAttr attribute) {

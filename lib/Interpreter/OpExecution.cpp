@@ -115,7 +115,6 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
                                ArrayRef<HostTensor *> operands,
                                MutableArrayRef<HostTensor> results) {
   Execution execution(context, op, operands, results);
-  constexpr double infinity = std::numeric_limits<double>::infinity();
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
       // Elementwise.
       .Case([&](NegOp) { return unary(execution, LETHE_RT_NEG); })

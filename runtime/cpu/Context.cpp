@@ -59,6 +59,16 @@ const char *lethe::rt::dtypeName(lethe_rt_dtype dtype) {
     return "i32";
   case LETHE_RT_I64:
     return "i64";
+  case LETHE_RT_I16:
+    return "i16";
+  case LETHE_RT_U8:
+    return "ui8";
+  case LETHE_RT_U16:
+    return "ui16";
+  case LETHE_RT_U32:
+    return "ui32";
+  case LETHE_RT_U64:
+    return "ui64";
   }
   return "<invalid dtype>";
 }
@@ -79,15 +89,20 @@ extern "C" size_t lethe_rt_dtype_size(lethe_rt_dtype dtype) {
   switch (dtype) {
   case LETHE_RT_F16:
   case LETHE_RT_BF16:
+  case LETHE_RT_I16:
+  case LETHE_RT_U16:
     return 2;
   case LETHE_RT_F32:
   case LETHE_RT_I32:
+  case LETHE_RT_U32:
     return 4;
   case LETHE_RT_F64:
   case LETHE_RT_I64:
+  case LETHE_RT_U64:
     return 8;
   case LETHE_RT_I1:
   case LETHE_RT_I8:
+  case LETHE_RT_U8:
     return 1;
   }
   return 0;

@@ -170,15 +170,16 @@ bool dispatchFloat(lethe_rt_dtype dtype, Function &&function) {
   }
 }
 
-/// Like dispatchFloat, for every dtype (i1 as Bool, i8 as int8_t, ...).
+/// Like dispatchFloat, for integer dtypes (i8 as int8_t, ui8 as uint8_t, ...;
+/// not i1).
 template <typename Function>
-bool dispatchAny(lethe_rt_dtype dtype, Function &&function) {
+bool dispatchInteger(lethe_rt_dtype dtype, Function &&function) {
   switch (dtype) {
-  case LETHE_RT_I1:
-    function(Bool{});
-    return true;
   case LETHE_RT_I8:
     function(int8_t{});
+    return true;
+  case LETHE_RT_I16:
+    function(int16_t{});
     return true;
   case LETHE_RT_I32:
     function(int32_t{});
@@ -186,9 +187,33 @@ bool dispatchAny(lethe_rt_dtype dtype, Function &&function) {
   case LETHE_RT_I64:
     function(int64_t{});
     return true;
+  case LETHE_RT_U8:
+    function(uint8_t{});
+    return true;
+  case LETHE_RT_U16:
+    function(uint16_t{});
+    return true;
+  case LETHE_RT_U32:
+    function(uint32_t{});
+    return true;
+  case LETHE_RT_U64:
+    function(uint64_t{});
+    return true;
   default:
-    return dispatchFloat(dtype, std::forward<Function>(function));
+    return false;
   }
+}
+
+/// Like dispatchFloat, for every dtype (i1 as Bool, integers as in
+/// dispatchInteger).
+template <typename Function>
+bool dispatchAny(lethe_rt_dtype dtype, Function &&function) {
+  if (dtype == LETHE_RT_I1) {
+    function(Bool{});
+    return true;
+  }
+  return dispatchInteger(dtype, function) ||
+         dispatchFloat(dtype, std::forward<Function>(function));
 }
 
 //===----------------------------------------------------------------------===//

@@ -163,14 +163,17 @@ bool runUnary(lethe_rt_unary_kind kind, double alpha, double beta,
 
 /// Wrapping integer arithmetic (through the unsigned type, where overflow is
 /// defined) and truncating division; division by zero is excluded by the
-/// caller, and INT_MIN / -1 wraps to INT_MIN.
+/// caller, and (signed) INT_MIN / -1 wraps to INT_MIN.
 template <typename I> struct IntegerOps {
   using U = std::make_unsigned_t<I>;
   static I add(I a, I b) { return static_cast<I>(U(a) + U(b)); }
   static I sub(I a, I b) { return static_cast<I>(U(a) - U(b)); }
   static I mul(I a, I b) { return static_cast<I>(U(a) * U(b)); }
   static I div(I a, I b) {
-    return b == -1 ? static_cast<I>(U(0) - U(a)) : static_cast<I>(a / b);
+    if constexpr (std::is_signed_v<I>)
+      if (b == -1)
+        return static_cast<I>(U(0) - U(a));
+    return static_cast<I>(a / b);
   }
 };
 
@@ -224,9 +227,10 @@ void runIntegerBinary(lethe_rt_binary_kind kind, const lethe_rt_tensor &lhs,
 template <typename I> I truncateToInteger(double value) {
   if (std::isnan(value))
     return 0;
-  // Both bounds are powers of two (or their negation), exact in double.
-  double low = static_cast<double>(std::numeric_limits<I>::min());
-  double high = -low; // 2^(bits-1), one past the maximum
+  // One past the maximum is 2^digits, and the minimum is its negation (signed)
+  // or 0: exact in double.
+  double high = std::ldexp(1.0, std::numeric_limits<I>::digits);
+  double low = std::is_signed_v<I> ? -high : 0.0;
   double truncated = std::trunc(value);
   if (truncated <= low)
     return std::numeric_limits<I>::min();
@@ -238,11 +242,16 @@ template <typename I> I truncateToInteger(double value) {
 /// base^exponent for integers, wrapping like repeated multiplication; a
 /// negative exponent gives the power truncated toward zero (0 unless the
 /// base is 1 or -1, and 0 for a zero base).
-template <typename I> I integerPower(I base, int64_t exponent) {
-  if (exponent < 0) {
-    if (base == 1 || base == -1)
-      return exponent % 2 ? base : I(1);
-    return 0;
+template <typename I, typename E> I integerPower(I base, E exponent) {
+  if constexpr (std::is_signed_v<E>) {
+    if (exponent < 0) {
+      if (base == 1)
+        return 1;
+      if constexpr (std::is_signed_v<I>)
+        if (base == -1)
+          return exponent % 2 ? base : I(1);
+      return 0;
+    }
   }
   using U = std::make_unsigned_t<I>;
   U result = 1, factor = static_cast<U>(base);
@@ -261,7 +270,7 @@ void runIntegerPow(const lethe_rt_tensor &lhs, const lethe_rt_tensor &rhs,
                    const std::vector<std::vector<int64_t>> &strides) {
   binaryLoop<I, E>(lhs, rhs, out, strides, [](I base, auto exponent) {
     if constexpr (std::is_integral_v<decltype(exponent)>)
-      return integerPower<I>(base, exponent);
+      return integerPower(base, exponent);
     else
       return truncateToInteger<I>(
           std::pow(static_cast<double>(base), static_cast<double>(exponent)));
@@ -315,17 +324,20 @@ float roundDoubleToOdd(double value) {
   return stickyBit(rounded, true);
 }
 
-/// `value` rounded to float to odd (exact below 2^24).
-float roundIntegerToOdd(int64_t value) {
-  uint64_t magnitude =
-      value < 0 ? uint64_t(0) - static_cast<uint64_t>(value) : value;
+/// Integer `value` rounded to float to odd (exact below 2^24).
+template <typename I> float roundIntegerToOdd(I value) {
+  bool negative = false;
+  if constexpr (std::is_signed_v<I>)
+    negative = value < 0;
+  uint64_t magnitude = negative ? uint64_t(0) - static_cast<uint64_t>(value)
+                                : static_cast<uint64_t>(value);
   if (magnitude < (uint64_t(1) << 24))
     return static_cast<float>(value);
   int shift = 64 - __builtin_clzll(magnitude) - 24;
   uint64_t top = magnitude >> shift;
   bool inexact = (magnitude & ((uint64_t(1) << shift) - 1)) != 0;
   float result = stickyBit(std::ldexp(static_cast<float>(top), shift), inexact);
-  return value < 0 ? -result : result;
+  return negative ? -result : result;
 }
 
 /// out[i] = in[i] converted from storage type From to To (ONNX Cast).
@@ -343,8 +355,7 @@ void castLoop(const void *in, void *out, int64_t count) {
     } else if constexpr ((std::is_same_v<To, Half> ||
                           std::is_same_v<To, BFloat16>) &&
                          (std::is_same_v<From, double> ||
-                          std::is_same_v<From, int32_t> ||
-                          std::is_same_v<From, int64_t>)) {
+                          (std::is_integral_v<From> && sizeof(From) >= 4))) {
       // Two roundings (to float, then to 16 bits) must not differ from one.
       if constexpr (std::is_same_v<From, double>)
         store<To>(out, i, roundDoubleToOdd(value));

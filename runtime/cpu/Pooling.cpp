@@ -28,12 +28,24 @@ struct Window {
   int64_t planes = 0; // N * C
 };
 
+/// Checks x and out (x of a float dtype, or with `integers` also of an
+/// integer dtype) and the window attributes, and describes the window.
 bool getWindow(lethe_rt_context *context, const char *kernelName,
                const lethe_rt_tensor *x, const lethe_rt_tensor *out,
                const int64_t *kernel, const int64_t *strides,
-               const int64_t *pads, const int64_t *dilations, Window &window) {
-  if (!checkFloatTensor(context, kernelName, "x", x) ||
-      !checkDtype(context, kernelName, "out", out, x->dtype))
+               const int64_t *pads, const int64_t *dilations, bool integers,
+               Window &window) {
+  if (integers) {
+    if (!checkTensor(context, kernelName, "x", x))
+      return false;
+    if (x->dtype == LETHE_RT_I1) {
+      fail(context, kernelName, "x must be numeric, got i1");
+      return false;
+    }
+  } else if (!checkFloatTensor(context, kernelName, "x", x)) {
+    return false;
+  }
+  if (!checkDtype(context, kernelName, "out", out, x->dtype))
     return false;
   if (x->rank < 3 || x->rank > 5 || out->rank != x->rank ||
       out->shape[0] != x->shape[0] || out->shape[1] != x->shape[1]) {
@@ -167,7 +179,7 @@ lethe_rt_max_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
   const char *kernel = "lethe_rt_max_pool";
   Window window;
   if (!getWindow(context, kernel, x, out, kernel_shape, strides, pads,
-                 dilations, window))
+                 dilations, /*integers=*/true, window))
     return LETHE_RT_ERROR;
   if (indices &&
       (!checkDtype(context, kernel, "indices", indices, LETHE_RT_I64) ||
@@ -180,18 +192,22 @@ lethe_rt_max_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
           outPlane = spatialSize(window.output);
   int64_t *indexData =
       indices ? static_cast<int64_t *>(indices->data) : nullptr;
-  dispatchFloat(x->dtype, [&](auto tag) {
+  dispatchAny(x->dtype, [&](auto tag) {
     using T = decltype(tag);
+    using C = ComputeType<T>;
+    constexpr C lowest = std::numeric_limits<C>::has_infinity
+                             ? -std::numeric_limits<C>::infinity()
+                             : std::numeric_limits<C>::lowest();
     for (int64_t plane = 0; plane < window.planes; ++plane) {
       int64_t inBase = plane * inPlane, outBase = plane * outPlane;
       forEachWindow(
           window,
           [&](int64_t output, const std::vector<int64_t> &positions, int64_t) {
-            auto best = -std::numeric_limits<ComputeType<T>>::infinity();
+            C best = lowest;
             int64_t where = positions.empty() ? 0 : positions.front();
             for (int64_t position : positions) {
               auto value = load<T>(x->data, inBase + position);
-              if (value > best || (std::isnan(value) && !std::isnan(best))) {
+              if (value > best || (value != value && best == best)) {
                 best = value;
                 where = position;
               }
@@ -214,7 +230,7 @@ lethe_rt_avg_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
                   const lethe_rt_tensor *out) {
   Window window;
   if (!getWindow(context, "lethe_rt_avg_pool", x, out, kernel_shape, strides,
-                 pads, nullptr, window))
+                 pads, nullptr, /*integers=*/false, window))
     return LETHE_RT_ERROR;
   int64_t inPlane = spatialSize(window.input),
           outPlane = spatialSize(window.output);

@@ -29,9 +29,12 @@ template <typename T> constexpr bool isFloatStorage() {
          std::is_same_v<T, float> || std::is_same_v<T, double>;
 }
 
-/// The accumulator of a sum or mean of storage type T.
+/// The accumulator of a sum or mean of storage type T: double for floats,
+/// the 64-bit integer of T's signedness for integers.
 template <typename T>
-using SumType = std::conditional_t<isFloatStorage<T>(), double, int64_t>;
+using SumType = std::conditional_t<
+    isFloatStorage<T>(), double,
+    std::conditional_t<std::is_unsigned_v<T>, uint64_t, int64_t>>;
 
 /// Folds x into `acc` (one slot per output element, strides `accStrides`
 /// over x's dims) with `combine(slot, value)`, in row-major order of x.
@@ -68,9 +71,9 @@ void reduceSum(const lethe_rt_tensor &x, const std::vector<int64_t> &accStrides,
                 [](double sum, auto value) { return sum + value; });
   } else {
     // Wrap around instead of overflowing.
-    foldInto<T>(x, accStrides, acc.data(), [](int64_t sum, auto value) {
-      return static_cast<int64_t>(static_cast<uint64_t>(sum) +
-                                  static_cast<uint64_t>(value));
+    foldInto<T>(x, accStrides, acc.data(), [](A sum, auto value) {
+      return static_cast<A>(static_cast<uint64_t>(sum) +
+                            static_cast<uint64_t>(value));
     });
   }
   for (int64_t i = 0; i < outCount; ++i) {
@@ -79,7 +82,7 @@ void reduceSum(const lethe_rt_tensor &x, const std::vector<int64_t> &accStrides,
       if constexpr (std::is_same_v<A, double>)
         value /= static_cast<double>(reducedCount);
       else // the caller rejects an empty integer mean
-        value /= reducedCount;
+        value /= static_cast<A>(reducedCount);
     }
     store<T>(out.data, i, value);
   }

@@ -20,7 +20,8 @@
  *
  * Element types: f32 and f64 are computed in their own precision; f16 and
  * bf16 are stored as such and computed in f32 (rounded to nearest even on
- * store); i1 is one byte (0 or 1).
+ * store); i1 is one byte (0 or 1). Signed (i8 to i64) and unsigned (ui8 to
+ * ui64) integers wrap on overflow like two's-complement hardware.
  */
 
 #ifndef LETHE_RT_H
@@ -46,6 +47,11 @@ typedef enum lethe_rt_dtype {
   LETHE_RT_I8 = 5,
   LETHE_RT_I32 = 6,
   LETHE_RT_I64 = 7,
+  LETHE_RT_I16 = 8,
+  LETHE_RT_U8 = 9,
+  LETHE_RT_U16 = 10,
+  LETHE_RT_U32 = 11,
+  LETHE_RT_U64 = 12,
 } lethe_rt_dtype;
 
 /* A view of a contiguous row-major tensor. `shape` has `rank` entries (none
@@ -137,8 +143,9 @@ lethe_rt_status lethe_rt_where(lethe_rt_context *context,
                                const lethe_rt_tensor *rhs,
                                const lethe_rt_tensor *out);
 
-/* out = in converted to out's dtype (ONNX Cast: float to int truncates
- * toward zero, anything to i1 is x != 0). */
+/* out = in converted to out's dtype (ONNX Cast: float to integer truncates
+ * toward zero and saturates at the integer's range, NaN giving 0; integer to
+ * narrower integer keeps the low bits; anything to i1 is x != 0). */
 lethe_rt_status lethe_rt_cast(lethe_rt_context *context,
                               const lethe_rt_tensor *in,
                               const lethe_rt_tensor *out);
@@ -190,7 +197,8 @@ lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
                         const int64_t *dilations, const int64_t *output_padding,
                         int64_t group, const lethe_rt_tensor *out);
 
-/* ONNX MaxPool; padding never wins the max, and of equal maxima the first
+/* ONNX MaxPool, for float and integer dtypes (not i1); padding never wins
+ * the max, NaN wins over numbers, and of equal maxima the first
  * in the window (row-major) wins. The output shape (which encodes ceil_mode)
  * is out's. `indices` (i64, out's shape) is optional: NULL, or it receives
  * where each max is in x, as ONNX's Indices output: an offset into x

@@ -20,7 +20,7 @@ With `--op-table`, also prints a Markdown table of the node tests of each op
 of SUPPORTED_OPS (the ops docs/ONNX.md lists): how many pass of those that
 count for the op, which are the tests whose model uses the op and whose name
 is the op's (test_<op in lower or snake case>..., test_sce... and
-test_nllloss... for the losses).
+test_nllloss... for the losses, test_batchnorm... for BatchNormalization).
 
 usage: onnx_conformance.py --build DIR [--data DIR] [--expected FILE]
                            [--update] [--jobs N] [--filter SUBSTRING] [-v]
@@ -81,7 +81,8 @@ SUPPORTED_OPS = (
 )
 TEST_NAMES = {"SoftmaxCrossEntropyLoss": ("sce",),
               "NegativeLogLikelihoodLoss": ("nllloss",),
-              "Dropout": ("dropout", "training_dropout")}
+              "Dropout": ("dropout", "training_dropout"),
+              "BatchNormalization": ("batchnorm",)}
 
 
 def test_names_of(op):

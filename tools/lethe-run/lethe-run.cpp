@@ -14,7 +14,8 @@
 // DIR/input_K.pb (ONNX TensorProto, K counting data inputs in argument
 // order) or are random; parameters take their initial values. Results are
 // compared with DIR/output_K.pb (|actual - expected| <= atol + rtol *
-// |expected| for every element), printing one line per output; the exit code
+// |expected| for every float element; integers and booleans must be equal),
+// printing one line per output; the exit code
 // is 0 only when all match. The peak of tensor bytes held is printed last.
 //
 //===----------------------------------------------------------------------===//
@@ -273,8 +274,25 @@ int main(int argc, char **argv) {
       return fail(errorMessage);
     double maxAbs = 0, maxRel = 0;
     int64_t mismatches = 0, count = result.getType().getNumElements();
+    // Integers (and booleans) must match exactly: compare their bits, since
+    // a double does not hold every 64-bit integer.
+    Type elementType = result.getType().getElementType();
+    int64_t integerSize =
+        isa<IntegerType>(elementType) ? getElementSizeInBytes(elementType) : 0;
     for (int64_t i = 0; i < count; ++i) {
       double actual = result.getAsDouble(i), wanted = expected->getAsDouble(i);
+      if (integerSize) {
+        int64_t offset = i * integerSize;
+        if (std::memcmp(result.data() + offset, expected->data() + offset,
+                        integerSize) != 0) {
+          ++mismatches;
+          maxAbs = std::max(maxAbs, std::fabs(actual - wanted));
+          if (wanted != 0)
+            maxRel = std::max(maxRel,
+                              std::fabs(actual - wanted) / std::fabs(wanted));
+        }
+        continue;
+      }
       if (std::isnan(actual) && std::isnan(wanted))
         continue;
       double error = std::fabs(actual - wanted);

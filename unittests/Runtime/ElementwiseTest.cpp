@@ -91,7 +91,6 @@ std::vector<float> runUnary(lethe_rt_context *context, lethe_rt_unary_kind kind,
 
 TEST_F(ElementwiseTest, UnaryCornerCases) {
   float fnan = std::numeric_limits<float>::quiet_NaN();
-  float finf = std::numeric_limits<float>::infinity();
   // NaN passes through relu.
   EXPECT_TRUE(std::isnan(runUnary(context, LETHE_RT_RELU, 0, 0, {fnan})[0]));
   // Sigmoid saturates without overflow.
@@ -257,41 +256,37 @@ TEST_F(ElementwiseTest, FloatBinaryMatchesReferenceWithBroadcasting) {
   }
 }
 
-/// `value` wrapped into the range of integer dtype `dtype`.
-double wrapTo(lethe_rt_dtype dtype, int64_t value) {
-  switch (dtype) {
-  case LETHE_RT_I8:
-    return static_cast<int8_t>(value);
-  case LETHE_RT_I32:
-    return static_cast<int32_t>(value);
-  default:
-    return static_cast<double>(value);
-  }
-}
-
 TEST_F(ElementwiseTest, IntegerBinaryMatchesReferenceWithBroadcasting) {
   uint64_t seed = 1;
-  for (lethe_rt_dtype dtype : {LETHE_RT_I8, LETHE_RT_I32, LETHE_RT_I64}) {
+  for (lethe_rt_dtype dtype : integerDtypes()) {
+    bool isUnsignedDtype = isUnsigned(dtype);
     for (lethe_rt_binary_kind kind :
          {LETHE_RT_ADD, LETHE_RT_SUB, LETHE_RT_MUL, LETHE_RT_DIV}) {
       for (const auto &[lhsShape, rhsShape] : binaryShapes()) {
         SCOPED_TRACE(std::string(dtypeName(dtype)) + " kind " +
                      std::to_string(kind) + " case " + std::to_string(seed));
-        TypedTensor lhs = randomTensor(lhsShape, dtype, seed++, -100, 100);
+        // Unsigned operands stay in [0, 200) (their differences wrap), signed
+        // ones in [-100, 100); products of 8- and 16-bit values wrap.
+        TypedTensor lhs =
+            randomTensor(lhsShape, dtype, seed++, isUnsignedDtype ? 0 : -100,
+                         isUnsignedDtype ? 200 : 100);
         TypedTensor rhs = randomTensor(rhsShape, dtype, seed++, 1, 20);
         std::vector<int64_t> shape = broadcast(lhsShape, rhsShape);
         TypedTensor out(shape, dtype);
         auto op = [&](double a, double b) {
+          // Two's-complement arithmetic in 64 bits, wrapped to the dtype;
+          // the values are small enough that the quotient is exact.
           int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+          uint64_t ux = static_cast<uint64_t>(x), uy = static_cast<uint64_t>(y);
           switch (kind) {
           case LETHE_RT_ADD:
-            return wrapTo(dtype, x + y);
+            return wrapInteger(dtype, ux + uy);
           case LETHE_RT_SUB:
-            return wrapTo(dtype, x - y);
+            return wrapInteger(dtype, ux - uy);
           case LETHE_RT_MUL:
-            return wrapTo(dtype, x * y);
+            return wrapInteger(dtype, ux * uy);
           default:
-            return wrapTo(dtype, x / y);
+            return wrapInteger(dtype, static_cast<uint64_t>(x / y));
           }
         };
         lethe_rt_tensor l = lhs.view(), r = rhs.view(), o = out.view();
@@ -336,18 +331,45 @@ TEST_F(ElementwiseTest, IntegerArithmeticWrapsAndTruncates) {
   EXPECT_EQ(runIntegerBinary<int64_t>(context, LETHE_RT_MUL, LETHE_RT_I64,
                                       {int64_t(1) << 62, 3}, {4, -5}),
             (std::vector<int64_t>{0, -15}));
+  // Unsigned: wrapping modulo 2^n, and a divisor with all bits set is the
+  // largest value, not -1.
+  EXPECT_EQ(runIntegerBinary<uint8_t>(context, LETHE_RT_SUB, LETHE_RT_U8,
+                                      {3, 200}, {5, 100}),
+            (std::vector<uint8_t>{254, 100}));
+  EXPECT_EQ(runIntegerBinary<uint8_t>(context, LETHE_RT_DIV, LETHE_RT_U8,
+                                      {200, 255, 254}, {255, 255, 127}),
+            (std::vector<uint8_t>{0, 1, 2}));
+  constexpr uint64_t max64 = std::numeric_limits<uint64_t>::max();
+  EXPECT_EQ(runIntegerBinary<uint64_t>(context, LETHE_RT_DIV, LETHE_RT_U64,
+                                       {max64, 7}, {max64, max64}),
+            (std::vector<uint64_t>{1, 0}));
+  EXPECT_EQ(runIntegerBinary<uint64_t>(context, LETHE_RT_ADD, LETHE_RT_U64,
+                                       {max64}, {2}),
+            (std::vector<uint64_t>{1}));
+  EXPECT_EQ(runIntegerBinary<uint32_t>(context, LETHE_RT_MUL, LETHE_RT_U32,
+                                       {uint32_t(1) << 31, 3}, {2, 5}),
+            (std::vector<uint32_t>{0, 15}));
 }
 
 TEST_F(ElementwiseTest, PowTakesAnExponentOfAnyNumericType) {
   TypedTensor base({3}, LETHE_RT_F32, {2, 3, 0.5});
   TypedTensor out({3}, LETHE_RT_F32);
   for (lethe_rt_dtype exponentType :
-       {LETHE_RT_I8, LETHE_RT_I32, LETHE_RT_I64, LETHE_RT_F64, LETHE_RT_F16}) {
+       {LETHE_RT_I8, LETHE_RT_I16, LETHE_RT_I32, LETHE_RT_I64, LETHE_RT_F64,
+        LETHE_RT_F16}) {
     TypedTensor exponent({3}, exponentType, {3, -1, 2});
     lethe_rt_tensor b = base.view(), e = exponent.view(), o = out.view();
     ASSERT_EQ(lethe_rt_binary(context, LETHE_RT_POW, &b, &e, &o), LETHE_RT_OK)
         << lastError();
     expectAllNear(out.values(), {8, 1.0 / 3, 0.25}, 1e-7);
+  }
+  for (lethe_rt_dtype exponentType :
+       {LETHE_RT_U8, LETHE_RT_U16, LETHE_RT_U32, LETHE_RT_U64}) {
+    TypedTensor exponent({3}, exponentType, {3, 0, 2});
+    lethe_rt_tensor b = base.view(), e = exponent.view(), o = out.view();
+    ASSERT_EQ(lethe_rt_binary(context, LETHE_RT_POW, &b, &e, &o), LETHE_RT_OK)
+        << lastError();
+    EXPECT_EQ(out.values(), (std::vector<double>{8, 1, 0.25}));
   }
 }
 
@@ -364,6 +386,18 @@ TEST_F(ElementwiseTest, IntegerPowWrapsAndTruncates) {
   EXPECT_EQ(
       runIntegerBinary<int8_t>(context, LETHE_RT_POW, LETHE_RT_I8, {3}, {5}),
       (std::vector<int8_t>{-13})); // 243 - 256
+  EXPECT_EQ(runIntegerBinary<uint8_t>(context, LETHE_RT_POW, LETHE_RT_U8,
+                                      {3, 2, 255}, {5, 8, 2}),
+            (std::vector<uint8_t>{243, 0, 1})); // 65025 = 254 * 256 + 1
+  // An unsigned base with a negative exponent: 1 stays 1, 255 is not -1.
+  TypedTensor unsignedBase({3}, LETHE_RT_U8, {1, 255, 2});
+  TypedTensor negativeExponent({3}, LETHE_RT_I64, {-1, -1, -2});
+  TypedTensor unsignedOut({3}, LETHE_RT_U8);
+  lethe_rt_tensor ub = unsignedBase.view(), ne = negativeExponent.view(),
+                  uo = unsignedOut.view();
+  ASSERT_EQ(lethe_rt_binary(context, LETHE_RT_POW, &ub, &ne, &uo), LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(unsignedOut.values(), (std::vector<double>{1, 0, 0}));
   // A float exponent: the f64 power truncated toward zero.
   TypedTensor base({4}, LETHE_RT_I32, {1, 2, 3, 2});
   TypedTensor exponent({4}, LETHE_RT_F32, {4, 5, 6, 0.5});
@@ -497,26 +531,21 @@ double expectedCast(double value, lethe_rt_dtype from, lethe_rt_dtype to) {
   bool fromFloat = isFloat(from);
   if (std::isnan(value) && isFloat(to))
     return value;
-  switch (to) {
-  case LETHE_RT_I1:
+  if (to == LETHE_RT_I1)
     return value != 0;
-  case LETHE_RT_I8:
-  case LETHE_RT_I32:
-  case LETHE_RT_I64: {
-    double low = to == LETHE_RT_I8    ? -128
-                 : to == LETHE_RT_I32 ? -2147483648.0
-                                      : -9.2233720368547758e18;
-    if (!fromFloat)
-      return wrapTo(to, static_cast<int64_t>(value));
+  if (!isFloat(to)) {
+    if (!fromFloat) // keep the low bits
+      return wrapInteger(to,
+                         static_cast<uint64_t>(static_cast<int64_t>(value)));
     if (std::isnan(value))
       return 0;
+    auto [lowest, largest] = integerRange(to);
     double truncated = std::trunc(value);
-    if (truncated <= low)
-      return low;
-    if (truncated >= -low)
-      return to == LETHE_RT_I64 ? 9223372036854775807.0 : -low - 1;
-    return truncated;
+    return truncated <= lowest    ? lowest
+           : truncated >= largest ? largest
+                                  : truncated;
   }
+  switch (to) {
   case LETHE_RT_F16:
     return halfToFloat(Half{nearest16(value, to)});
   case LETHE_RT_BF16:
@@ -536,12 +565,19 @@ TEST_F(ElementwiseTest, CastConvertsBetweenEveryPairOfDtypes) {
   std::vector<double> integerValues{0,   1,    -1,  2,        -3,    127,
                                     128, -129, 255, 300,      65504, 65520,
                                     1e5, -1e9, 3e9, 16777217, -7};
+  std::vector<double> nonNegativeValues;
+  for (double value : integerValues)
+    if (value >= 0)
+      nonNegativeValues.push_back(value);
   std::vector<lethe_rt_dtype> dtypes{LETHE_RT_F16, LETHE_RT_BF16, LETHE_RT_F32,
-                                     LETHE_RT_F64, LETHE_RT_I1,   LETHE_RT_I8,
-                                     LETHE_RT_I32, LETHE_RT_I64};
+                                     LETHE_RT_F64, LETHE_RT_I1};
+  dtypes.insert(dtypes.end(), integerDtypes().begin(), integerDtypes().end());
   for (lethe_rt_dtype from : dtypes) {
-    const std::vector<double> &values =
-        isFloat(from) ? floatValues : integerValues;
+    // Negative values would wrap to unsigned numbers near 2^64, which a
+    // double does not hold exactly.
+    const std::vector<double> &values = isFloat(from)      ? floatValues
+                                        : isUnsigned(from) ? nonNegativeValues
+                                                           : integerValues;
     int64_t count = values.size();
     TypedTensor in({count}, from, values);
     for (lethe_rt_dtype to : dtypes) {
@@ -587,6 +623,29 @@ TEST_F(ElementwiseTest, CastNarrowsWithoutDoubleRounding) {
   i = i32.view();
   ASSERT_EQ(lethe_rt_cast(context, &i, &o), LETHE_RT_OK) << lastError();
   EXPECT_EQ(bf16.get(0), std::ldexp(1.0, 24) + std::ldexp(1.0, 17));
+
+  // And 2^63 + 2^55 + 1 from ui64, beyond the range of i64.
+  OwnedTensor<uint64_t> u64({1}, LETHE_RT_U64,
+                            {(uint64_t(1) << 63) + (uint64_t(1) << 55) + 1});
+  i = u64.view();
+  ASSERT_EQ(lethe_rt_cast(context, &i, &o), LETHE_RT_OK) << lastError();
+  EXPECT_EQ(bf16.get(0), std::ldexp(1.0, 63) + std::ldexp(1.0, 56));
+}
+
+TEST_F(ElementwiseTest, CastToUnsignedSaturates) {
+  TypedTensor in({6}, LETHE_RT_F32, {-1, -0.5, 255.9, 256, 1e30, nan});
+  TypedTensor out({6}, LETHE_RT_U8);
+  lethe_rt_tensor i = in.view(), o = out.view();
+  ASSERT_EQ(lethe_rt_cast(context, &i, &o), LETHE_RT_OK) << lastError();
+  EXPECT_EQ(out.values(), (std::vector<double>{0, 0, 255, 255, 255, 0}));
+  TypedTensor wide({2}, LETHE_RT_F64, {1.9e19, -1e19});
+  TypedTensor out64({2}, LETHE_RT_U64);
+  i = wide.view();
+  o = out64.view();
+  ASSERT_EQ(lethe_rt_cast(context, &i, &o), LETHE_RT_OK) << lastError();
+  EXPECT_EQ(out64.values(),
+            (std::vector<double>{
+                static_cast<double>(std::numeric_limits<uint64_t>::max()), 0}));
 }
 
 TEST_F(ElementwiseTest, CastRejectsBadArguments) {

@@ -12,6 +12,8 @@
 
 #include "RuntimeTestUtils.h"
 
+#include <limits>
+
 using namespace lethe::rt::testing;
 
 namespace {
@@ -51,6 +53,45 @@ TEST_F(PoolingTest, MaxPoolPaddingNeverWins) {
             LETHE_RT_OK)
       << lastError();
   EXPECT_EQ(out.values, (std::vector<float>{-5, -5, -7}));
+}
+
+TEST_F(PoolingTest, MaxPoolOnIntegers) {
+  // Padding never wins, even over the lowest value of the type.
+  std::vector<int64_t> kernel = {1, 2}, strides = {1, 1}, pads = {0, 1, 0, 1},
+                       dilations = {1, 1};
+  OwnedTensor<uint8_t> u8({1, 1, 1, 3}, LETHE_RT_U8, {0, 255, 7});
+  OwnedTensor<uint8_t> u8Out({1, 1, 1, 4}, LETHE_RT_U8);
+  lethe_rt_tensor xv = u8.view(), ov = u8Out.view();
+  ASSERT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), dilations.data(), 0, &ov, nullptr),
+            LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(u8Out.values, (std::vector<uint8_t>{0, 255, 255, 7}));
+  constexpr int64_t lowest = std::numeric_limits<int64_t>::min();
+  OwnedTensor<int64_t> i64({1, 1, 1, 2}, LETHE_RT_I64, {lowest, lowest + 1});
+  OwnedTensor<int64_t> i64Out({1, 1, 1, 3}, LETHE_RT_I64);
+  xv = i64.view();
+  ov = i64Out.view();
+  ASSERT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), dilations.data(), 0, &ov, nullptr),
+            LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(i64Out.values,
+            (std::vector<int64_t>{lowest, lowest + 1, lowest + 1}));
+  // Booleans have no max pool, nor integers an average pool.
+  OwnedTensor<uint8_t> flags({1, 1, 1, 2}, LETHE_RT_I1, {0, 1});
+  OwnedTensor<uint8_t> flagsOut({1, 1, 1, 3}, LETHE_RT_I1);
+  xv = flags.view();
+  ov = flagsOut.view();
+  EXPECT_EQ(lethe_rt_max_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), dilations.data(), 0, &ov, nullptr),
+            LETHE_RT_ERROR);
+  EXPECT_EQ(lastError(), "lethe_rt_max_pool: x must be numeric, got i1");
+  xv = u8.view();
+  ov = u8Out.view();
+  EXPECT_EQ(lethe_rt_avg_pool(context, &xv, kernel.data(), strides.data(),
+                              pads.data(), 0, &ov),
+            LETHE_RT_ERROR);
 }
 
 TEST_F(PoolingTest, MaxPoolDilation) {

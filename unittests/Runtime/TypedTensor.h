@@ -18,10 +18,45 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
 namespace lethe::rt::testing {
+
+/// The integer dtypes (not i1), signed then unsigned.
+inline const std::vector<lethe_rt_dtype> &integerDtypes() {
+  static const std::vector<lethe_rt_dtype> dtypes{
+      LETHE_RT_I8, LETHE_RT_I16, LETHE_RT_I32, LETHE_RT_I64,
+      LETHE_RT_U8, LETHE_RT_U16, LETHE_RT_U32, LETHE_RT_U64};
+  return dtypes;
+}
+
+inline bool isUnsigned(lethe_rt_dtype dtype) {
+  return dtype == LETHE_RT_U8 || dtype == LETHE_RT_U16 ||
+         dtype == LETHE_RT_U32 || dtype == LETHE_RT_U64;
+}
+
+/// The integer of dtype `dtype` whose two's-complement bits are the low bits
+/// of `bits` (what a wrapping computation stores), as a double.
+inline double wrapInteger(lethe_rt_dtype dtype, uint64_t bits) {
+  double value = static_cast<double>(static_cast<int64_t>(bits));
+  dispatchInteger(dtype, [&](auto tag) {
+    value = static_cast<double>(static_cast<decltype(tag)>(bits));
+  });
+  return value;
+}
+
+/// The lowest and the largest value of integer dtype `dtype`, as doubles.
+inline std::pair<double, double> integerRange(lethe_rt_dtype dtype) {
+  std::pair<double, double> range{0, 0};
+  dispatchInteger(dtype, [&](auto tag) {
+    using Limits = std::numeric_limits<decltype(tag)>;
+    range = {static_cast<double>(Limits::lowest()),
+             static_cast<double>(Limits::max())};
+  });
+  return range;
+}
 
 /// A tensor owning its shape and data, of any dtype.
 struct TypedTensor {

@@ -220,9 +220,8 @@ Importer::convertInputType(const onnx::ValueInfoProto &info) {
   if (!elementType)
     return emitError() << "input '" << name << "' has data type "
                        << getONNXDataTypeName(tensorType.elem_type())
-                       << ", which Lethe does not support (supported: FLOAT, "
-                          "DOUBLE, FLOAT16, BFLOAT16, BOOL, INT8, INT32, "
-                          "INT64)";
+                       << ", which Lethe does not support (supported: "
+                       << kSupportedONNXDataTypes << ")";
   auto given = options.inputShapes.find(name);
   if (!tensorType.has_shape() && given == options.inputShapes.end())
     return emitError() << "input '" << name
@@ -615,9 +614,17 @@ FailureOr<SmallVector<int64_t>> NodeImporter::constantInts(int index) {
                        << (hasInput(index) ? node.input(index) : "")
                        << "') must be an integer constant known at import "
                           "time (Lethe needs static shapes)";
+  bool isUnsigned = constant->getElementType().isUnsignedInteger();
   SmallVector<int64_t> result;
-  for (const APInt &value : constant->getValues<APInt>())
-    result.push_back(value.getSExtValue());
+  for (const APInt &value : constant->getValues<APInt>()) {
+    if (isUnsigned && value.isNegative() && value.getBitWidth() == 64)
+      return emitError() << "input " << index << " ('" << node.input(index)
+                         << "') holds " << value.getZExtValue()
+                         << ", beyond the int64 range Lethe reads constants "
+                            "in";
+    result.push_back(isUnsigned ? static_cast<int64_t>(value.getZExtValue())
+                                : value.getSExtValue());
+  }
   return result;
 }
 

@@ -108,6 +108,15 @@ LogicalResult importLeakyRelu(NodeImporter &node) {
   return node.setOutputs(op->getResults());
 }
 
+/// Appends a Clip bound to `diagnostic` as the model gives it: an integer
+/// or a float.
+InFlightDiagnostic &appendClipBound(InFlightDiagnostic &diagnostic,
+                                    Attribute bound) {
+  if (auto integer = dyn_cast<IntegerAttr>(bound))
+    return diagnostic << integer.getInt();
+  return diagnostic << ClipOp::getBoundValue(bound);
+}
+
 LogicalResult importClip(NodeImporter &node) {
   FailureOr<Value> input = node.input(0);
   if (failed(input))
@@ -152,10 +161,12 @@ LogicalResult importClip(NodeImporter &node) {
              << "input " << index << " must be a scalar, it has " << count
              << " elements";
   }
-  if (ClipOp::areBoundsReversed(bounds[0], bounds[1]))
-    return node.emitError() << "min (" << ClipOp::getBoundValue(bounds[0])
-                            << ") is greater than max ("
-                            << ClipOp::getBoundValue(bounds[1]) << ")";
+  if (ClipOp::areBoundsReversed(bounds[0], bounds[1])) {
+    InFlightDiagnostic diagnostic = node.emitError() << "min (";
+    appendClipBound(diagnostic, bounds[0]) << ") is greater than max (";
+    appendClipBound(diagnostic, bounds[1]) << ")";
+    return diagnostic;
+  }
   auto op = ClipOp::create(node.builder, node.loc, input->getType(), *input,
                            bounds[0], bounds[1]);
   return node.setOutputs(op->getResults());

@@ -31,10 +31,20 @@ Type lethe::getElementTypeOfONNX(int32_t dataType, MLIRContext *context) {
     return builder.getI1Type();
   case onnx::TensorProto::INT8:
     return builder.getIntegerType(8);
+  case onnx::TensorProto::INT16:
+    return builder.getIntegerType(16);
   case onnx::TensorProto::INT32:
     return builder.getI32Type();
   case onnx::TensorProto::INT64:
     return builder.getI64Type();
+  case onnx::TensorProto::UINT8:
+    return builder.getIntegerType(8, /*isSigned=*/false);
+  case onnx::TensorProto::UINT16:
+    return builder.getIntegerType(16, /*isSigned=*/false);
+  case onnx::TensorProto::UINT32:
+    return builder.getIntegerType(32, /*isSigned=*/false);
+  case onnx::TensorProto::UINT64:
+    return builder.getIntegerType(64, /*isSigned=*/false);
   default:
     return {};
   }
@@ -49,15 +59,24 @@ int32_t lethe::getONNXDataType(Type elementType) {
     return onnx::TensorProto::FLOAT16;
   if (elementType.isBF16())
     return onnx::TensorProto::BFLOAT16;
-  if (elementType.isInteger(1))
-    return onnx::TensorProto::BOOL;
-  if (elementType.isInteger(8))
-    return onnx::TensorProto::INT8;
-  if (elementType.isInteger(32))
-    return onnx::TensorProto::INT32;
-  if (elementType.isInteger(64))
-    return onnx::TensorProto::INT64;
-  return onnx::TensorProto::UNDEFINED;
+  auto integer = dyn_cast<IntegerType>(elementType);
+  if (!integer || integer.isSigned())
+    return onnx::TensorProto::UNDEFINED;
+  bool isUnsigned = integer.isUnsigned();
+  switch (integer.getWidth()) {
+  case 1:
+    return isUnsigned ? onnx::TensorProto::UNDEFINED : onnx::TensorProto::BOOL;
+  case 8:
+    return isUnsigned ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+  case 16:
+    return isUnsigned ? onnx::TensorProto::UINT16 : onnx::TensorProto::INT16;
+  case 32:
+    return isUnsigned ? onnx::TensorProto::UINT32 : onnx::TensorProto::INT32;
+  case 64:
+    return isUnsigned ? onnx::TensorProto::UINT64 : onnx::TensorProto::INT64;
+  default:
+    return onnx::TensorProto::UNDEFINED;
+  }
 }
 
 llvm::StringRef lethe::getONNXDataTypeName(int32_t dataType) {
@@ -125,8 +144,9 @@ std::string lethe::readTensorBytes(const onnx::TensorProto &tensor,
         return "it has " + std::to_string(field.size()) + " values for " +
                std::to_string(count) + " elements";
       for (int64_t i = 0; i < count; ++i) {
-        // int32_data also holds INT8, BOOL and the bits of FLOAT16 and
-        // BFLOAT16: keep the low `elementSize` bytes (little-endian host).
+        // int32_data also holds INT8, INT16, UINT8, UINT16, BOOL and the
+        // bits of FLOAT16 and BFLOAT16, and uint64_data holds UINT32: keep
+        // the low `elementSize` bytes (little-endian host).
         auto value = field.Get(i);
         std::memcpy(bytes.data() + i * elementSize, &value, elementSize);
       }
@@ -142,6 +162,10 @@ std::string lethe::readTensorBytes(const onnx::TensorProto &tensor,
       break;
     case onnx::TensorProto::INT64:
       message = copyFrom(tensor.int64_data());
+      break;
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
+      message = copyFrom(tensor.uint64_data());
       break;
     default:
       message = copyFrom(tensor.int32_data());

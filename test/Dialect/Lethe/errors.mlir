@@ -54,8 +54,24 @@ func.func @clip_integer_bound_range(%x: tensor<4xi8>) -> tensor<4xi8> {
 
 // -----
 
+func.func @clip_unsigned_bound_below(%x: tensor<4xui8>) -> tensor<4xui8> {
+  // expected-error @+1 {{'lethe.clip' op min (-1) is outside the range of 'ui8'}}
+  %0 = lethe.clip %x {min = -1 : i64} : tensor<4xui8>
+  return %0 : tensor<4xui8>
+}
+
+// -----
+
+func.func @clip_unsigned_bound_above(%x: tensor<4xui16>) -> tensor<4xui16> {
+  // expected-error @+1 {{'lethe.clip' op max (65536) is outside the range of 'ui16'}}
+  %0 = lethe.clip %x {max = 65536 : i64} : tensor<4xui16>
+  return %0 : tensor<4xui16>
+}
+
+// -----
+
 func.func @clip_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
-  // expected-error @+1 {{'lethe.clip' op operand #0 must be statically shaped tensor of f16, bf16, f32, f64, i8, i32 or i64, but got 'tensor<4xi1>'}}
+  // expected-error @+1 {{'lethe.clip' op operand #0 must be statically shaped tensor of f16, bf16, f32, f64, i8, i16, i32, i64, ui8, ui16, ui32 or ui64, but got 'tensor<4xi1>'}}
   %0 = lethe.clip %x : tensor<4xi1>
   return %0 : tensor<4xi1>
 }
@@ -143,7 +159,7 @@ func.func @div_broadcast(%a: tensor<3x4xf32>, %b: tensor<3xf32>) -> tensor<3x4xf
 // -----
 
 func.func @pow_bool(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
-  // expected-error @+1 {{'lethe.pow' op operand #0 must be statically shaped tensor of f16, bf16, f32, f64, i8, i32 or i64, but got 'tensor<4xi1>'}}
+  // expected-error @+1 {{'lethe.pow' op operand #0 must be statically shaped tensor of f16, bf16, f32, f64, i8, i16, i32, i64, ui8, ui16, ui32 or ui64, but got 'tensor<4xi1>'}}
   %0 = lethe.pow %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }
@@ -206,10 +222,10 @@ func.func @cast_result(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @cast_target(%x: tensor<4xf32>) -> tensor<4xi16> {
+func.func @cast_target(%x: tensor<4xf32>) -> tensor<4xi4> {
   // expected-error @+1 {{'lethe.cast' op attribute 'to' failed to satisfy constraint}}
-  %0 = lethe.cast %x {to = i16} : (tensor<4xf32>) -> tensor<4xi16>
-  return %0 : tensor<4xi16>
+  %0 = lethe.cast %x {to = i4} : (tensor<4xf32>) -> tensor<4xi4>
+  return %0 : tensor<4xi4>
 }
 
 //===----------------------------------------------------------------------===//
@@ -603,7 +619,7 @@ func.func @reduce_result(%x: tensor<4x8xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @reduce_bool(%x: tensor<4x8xi1>) -> tensor<4x1xi1> {
-  // expected-error @+1 {{operand #0 must be statically shaped tensor of f16, bf16, f32, f64, i32 or i64, but got 'tensor<4x8xi1>'}}
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of f16, bf16, f32, f64, i32, i64, ui32 or ui64, but got 'tensor<4x8xi1>'}}
   %0 = lethe.reduce_sum %x {axes = array<i64: 1>} : (tensor<4x8xi1>) -> tensor<4x1xi1>
   return %0 : tensor<4x1xi1>
 }
@@ -614,10 +630,10 @@ func.func @reduce_bool(%x: tensor<4x8xi1>) -> tensor<4x1xi1> {
 
 // -----
 
-func.func @constant_element_type() -> tensor<4xi16> {
+func.func @constant_element_type() -> tensor<4xsi32> {
   // expected-error @+1 {{result #0 must be statically shaped tensor of}}
-  %0 = lethe.constant dense<1> : tensor<4xi16>
-  return %0 : tensor<4xi16>
+  %0 = lethe.constant dense<1> : tensor<4xsi32>
+  return %0 : tensor<4xsi32>
 }
 
 // -----

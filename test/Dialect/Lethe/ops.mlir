@@ -51,6 +51,24 @@ func.func @clip_integers(%x: tensor<4xi8>, %y: tensor<4xi64>) -> tensor<4xi64> {
   return %1 : tensor<4xi64>
 }
 
+// CHECK-LABEL: func.func @unsigned_integers
+func.func @unsigned_integers(%x: tensor<4xui8>, %y: tensor<4xui64>,
+                             %z: tensor<1x1x4x4xui16>) -> tensor<4xf32> {
+  // CHECK: lethe.clip %{{.*}} {max = 255 : i64, min = 0 : i64} : tensor<4xui8>
+  %0 = lethe.clip %x {min = 0 : i64, max = 255 : i64} : tensor<4xui8>
+  // CHECK: lethe.add %{{.*}}, %{{.*}} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %1 = lethe.add %0, %x : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  // CHECK: lethe.pow %{{.*}}, %{{.*}} : (tensor<4xui64>, tensor<4xui64>) -> tensor<4xui64>
+  %2 = lethe.pow %y, %y : (tensor<4xui64>, tensor<4xui64>) -> tensor<4xui64>
+  // CHECK: lethe.reduce_sum %{{.*}} : (tensor<4xui64>) -> tensor<1xui64>
+  %3 = lethe.reduce_sum %2 : (tensor<4xui64>) -> tensor<1xui64>
+  // CHECK: lethe.max_pool %{{.*}} : (tensor<1x1x4x4xui16>) -> tensor<1x1x2x2xui16>
+  %4 = lethe.max_pool %z {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x4x4xui16>) -> tensor<1x1x2x2xui16>
+  // CHECK: lethe.cast %{{.*}} {to = f32} : (tensor<4xui8>) -> tensor<4xf32>
+  %5 = lethe.cast %1 {to = f32} : (tensor<4xui8>) -> tensor<4xf32>
+  return %5 : tensor<4xf32>
+}
+
 // CHECK-LABEL: func.func @binary
 func.func @binary(%a: tensor<2x4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>,
                   %s: tensor<f32>, %i: tensor<3xi64>) -> tensor<2x4x8xf32> {

@@ -22,9 +22,14 @@
 
 namespace mlir::lethe {
 
-/// The MLIR element type of an ONNX TensorProto data type, or null when
-/// Lethe does not support it (FLOAT, DOUBLE, FLOAT16, BFLOAT16, BOOL, INT8,
-/// INT32 and INT64 are supported).
+/// The ONNX data types Lethe supports, for messages.
+inline constexpr const char *kSupportedONNXDataTypes =
+    "FLOAT, DOUBLE, FLOAT16, BFLOAT16, BOOL, INT8, INT16, INT32, INT64, UINT8, "
+    "UINT16, UINT32, UINT64";
+
+/// The MLIR element type of an ONNX TensorProto data type (signless integers
+/// for INT*, unsigned ones for UINT*), or null when Lethe does not support it
+/// (see kSupportedONNXDataTypes).
 Type getElementTypeOfONNX(int32_t dataType, MLIRContext *context);
 
 /// The ONNX data type of an MLIR element type, or 0 (UNDEFINED).

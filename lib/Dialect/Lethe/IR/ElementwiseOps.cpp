@@ -11,6 +11,8 @@
 
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::lethe;
 
@@ -58,10 +60,15 @@ LogicalResult ClipOp::verify() {
                            << " attribute for elements of type " << element
                            << ", got " << bound;
     if (auto integer = dyn_cast<IntegerAttr>(bound)) {
+      // The element type's range, as far as an i64 bound reaches.
       unsigned width = element.getIntOrFloatBitWidth();
+      bool isUnsigned = element.isUnsignedInteger();
+      unsigned valueBits = isUnsigned ? width : width - 1;
       int64_t value = integer.getInt();
-      if (width < 64 && (value < -(int64_t(1) << (width - 1)) ||
-                         value >= (int64_t(1) << (width - 1))))
+      int64_t high = valueBits >= 63 ? std::numeric_limits<int64_t>::max()
+                                     : (int64_t(1) << valueBits) - 1;
+      int64_t low = isUnsigned ? 0 : -high - 1;
+      if (value < low || value > high)
         return emitOpError() << name << " (" << value
                              << ") is outside the range of " << element;
     }

@@ -36,8 +36,8 @@ def main():
     kind, output = sys.argv[1], sys.argv[2]
     if kind == "relu":
         model = relu_model()
-    elif kind == "uint8-input":
-        model = relu_model(TensorProto.UINT8)
+    elif kind == "string-input":
+        model = relu_model(TensorProto.STRING)
     elif kind == "dynamic":
         model = relu_model(shape=("batch", 4))
     elif kind == "external":

@@ -45,8 +45,13 @@ def Lethe_Dialect : Dialect {
 /// Floating-point element types Lethe computes in (f16/bf16 are stored as
 /// such and computed in f32).
 def Lethe_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+/// Integer element types: signless integers are signed (two's complement),
+/// unsigned ones come from ONNX's UINT types.
+defvar Lethe_IntegerTypes = [I8, I16, I32, I64, UI8, UI16, UI32, UI64];
+defvar Lethe_NumericTypes = !listconcat([F16, BF16, F32, F64],
+                                        Lethe_IntegerTypes);
 /// Element types a tensor may hold.
-def Lethe_Element : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I32, I64]>;
+def Lethe_Element : AnyTypeOf<!listconcat(Lethe_NumericTypes, [I1])>;
 
 /// A tensor constraint with a short summary: a statically shaped ranked
 /// tensor whose element type is one of `elementTypes`.
@@ -63,11 +68,13 @@ def Lethe_IndexTensor : Lethe_TensorOf<[I32, I64],
 /// A statically shaped tensor of booleans.
 def Lethe_BoolTensor : Lethe_TensorOf<[I1], "statically shaped tensor of i1">;
 /// A statically shaped tensor of numbers: floats or integers, not booleans.
-def Lethe_NumericTensor : Lethe_TensorOf<[F16, BF16, F32, F64, I8, I32, I64],
-    "statically shaped tensor of f16, bf16, f32, f64, i8, i32 or i64">;
+def Lethe_NumericTensor : Lethe_TensorOf<Lethe_NumericTypes,
+    "statically shaped tensor of f16, bf16, f32, f64, i8, i16, i32, i64, ui8, "
+    "ui16, ui32 or ui64">;
 /// A statically shaped tensor of any element type Lethe supports.
-def Lethe_Tensor : Lethe_TensorOf<[F16, BF16, F32, F64, I1, I8, I32, I64],
-    "statically shaped tensor of f16, bf16, f32, f64, i1, i8, i32 or i64">;
+def Lethe_Tensor : Lethe_TensorOf<!listconcat(Lethe_NumericTypes, [I1]),
+    "statically shaped tensor of f16, bf16, f32, f64, i1, i8, i16, i32, i64, "
+    "ui8, ui16, ui32 or ui64">;
 
 //===----------------------------------------------------------------------===//
 // Op base classes

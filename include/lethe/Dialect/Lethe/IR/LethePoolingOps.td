@@ -17,7 +17,8 @@ def Lethe_MaxPoolOp : Lethe_InferredOp<"max_pool"> {
   let summary = "max pooling";
   let description = [{
     ONNX `MaxPool` (the values; see `max_pool_with_indices` for the
-    `Indices` output) on `input` (N, C, D1..Dn): the largest element of each window of
+    `Indices` output) on `input` (N, C, D1..Dn) of floats or integers: the
+    largest element of each window of
     `kernel_shape`, `strides`, `dilations` and `pads` (begins then ends);
     padding never wins. The output size is `floor` (or with `ceil_mode`,
     `ceil`) of `(D + pad_begin + pad_end - dilation * (k - 1) - 1) / stride`
@@ -27,11 +28,11 @@ def Lethe_MaxPoolOp : Lethe_InferredOp<"max_pool"> {
     %y = lethe.max_pool %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<8x16x32x32xf32>) -> tensor<8x16x16x16xf32>
     ```
   }];
-  let arguments = (ins Lethe_FloatTensor:$input,
+  let arguments = (ins Lethe_NumericTensor:$input,
                        DenseI64ArrayAttr:$kernel_shape,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                        DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode);
-  let results = (outs Lethe_FloatTensor:$output);
+  let results = (outs Lethe_NumericTensor:$output);
 }
 
 def Lethe_MaxPoolWithIndicesOp : Lethe_InferredOp<"max_pool_with_indices"> {
@@ -48,12 +49,12 @@ def Lethe_MaxPoolWithIndicesOp : Lethe_InferredOp<"max_pool_with_indices"> {
     %y, %i = lethe.max_pool_with_indices %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<8x16x32x32xf32>) -> (tensor<8x16x16x16xf32>, tensor<8x16x16x16xi64>)
     ```
   }];
-  let arguments = (ins Lethe_FloatTensor:$input,
+  let arguments = (ins Lethe_NumericTensor:$input,
                        DenseI64ArrayAttr:$kernel_shape,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                        DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode,
                        DefaultValuedAttr<I64Attr, "0">:$storage_order);
-  let results = (outs Lethe_FloatTensor:$output,
+  let results = (outs Lethe_NumericTensor:$output,
                       TensorOf<[I64]>:$indices);
   let hasVerifier = 1;
 }

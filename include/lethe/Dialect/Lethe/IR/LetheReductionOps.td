@@ -13,6 +13,12 @@
 
 include "lethe/Dialect/Lethe/IR/LetheBase.td"
 
+/// The element types ONNX's ReduceSum and ReduceMean take.
+def Lethe_SumTensor
+    : Lethe_TensorOf<[F16, BF16, F32, F64, I32, I64, UI32, UI64],
+                     "statically shaped tensor of f16, bf16, f32, f64, i32, "
+                     "i64, ui32 or ui64">;
+
 /// A reduction over `axes` (ONNX semantics: negative axes count from the
 /// end, none means every axis; `keepdims` keeps reduced dims as 1). ONNX's
 /// `noop_with_empty_axes` needs no attribute: the importer emits no op then.
@@ -47,10 +53,7 @@ class Lethe_ReductionOp<string mnemonic, Type tensorType>
 }
 
 def Lethe_ReduceSumOp
-    : Lethe_ReductionOp<"reduce_sum",
-                        Lethe_TensorOf<[F16, BF16, F32, F64, I32, I64],
-                        "statically shaped tensor of f16, bf16, f32, f64, "
-                        "i32 or i64">> {
+    : Lethe_ReductionOp<"reduce_sum", Lethe_SumTensor> {
   let summary = "sum over axes";
   let description = [{
     Sums the elements over `axes` (ONNX `ReduceSum`).
@@ -62,10 +65,7 @@ def Lethe_ReduceSumOp
 }
 
 def Lethe_ReduceMeanOp
-    : Lethe_ReductionOp<"reduce_mean",
-                        Lethe_TensorOf<[F16, BF16, F32, F64, I32, I64],
-                        "statically shaped tensor of f16, bf16, f32, f64, "
-                        "i32 or i64">> {
+    : Lethe_ReductionOp<"reduce_mean", Lethe_SumTensor> {
   let summary = "mean over axes";
   let description = [{
     The mean of the elements over `axes` (ONNX `ReduceMean`); integer means
@@ -79,9 +79,7 @@ def Lethe_ReduceMeanOp
 
 def Lethe_ReduceMaxOp
     : Lethe_ReductionOp<"reduce_max",
-                        Lethe_TensorOf<[F16, BF16, F32, F64, I8, I32, I64],
-                        "statically shaped tensor of f16, bf16, f32, f64, "
-                        "i8, i32 or i64">> {
+                        Lethe_NumericTensor> {
   let summary = "maximum over axes";
   let description = [{
     The largest element over `axes` (ONNX `ReduceMax`); a reduction over an
