@@ -57,6 +57,14 @@ LogicalResult unary(Execution &execution, lethe_rt_unary_kind kind,
                                         execution.in(0), execution.out()));
 }
 
+LogicalResult activationGrad(Execution &execution,
+                             lethe_rt_activation_grad_kind kind,
+                             double alpha = 0) {
+  return execution.check(
+      lethe_rt_activation_grad(execution.context, kind, alpha, execution.in(0),
+                               execution.in(1), execution.out()));
+}
+
 /// `axis` in [0, rank).
 int64_t normalize(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
@@ -129,6 +137,18 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
         return unary(execution, gelu.getApproximate() == "tanh"
                                     ? LETHE_RT_GELU_TANH
                                     : LETHE_RT_GELU);
+      })
+      .Case([&](ReluGradOp) {
+        return activationGrad(execution, LETHE_RT_RELU_GRAD);
+      })
+      .Case([&](LeakyReluGradOp grad) {
+        return activationGrad(execution, LETHE_RT_LEAKY_RELU_GRAD,
+                              grad.getAlpha().convertToDouble());
+      })
+      .Case([&](GeluGradOp grad) {
+        return activationGrad(execution, grad.getApproximate() == "tanh"
+                                             ? LETHE_RT_GELU_TANH_GRAD
+                                             : LETHE_RT_GELU_GRAD);
       })
       .Case([&](ErfOp) { return unary(execution, LETHE_RT_ERF); })
       .Case([&](ExpOp) { return unary(execution, LETHE_RT_EXP); })
@@ -292,6 +312,24 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
             lethe_rt_nll(context, execution.in(0), execution.in(1), weights,
                          getReduction(loss.getReduction()), ignore.has_value(),
                          ignore.value_or(0), execution.out()));
+      })
+      .Case([&](SoftmaxCrossEntropyGradOp grad) {
+        const lethe_rt_tensor *weights =
+            operands.size() > 3 ? execution.in(3) : nullptr;
+        std::optional<int64_t> ignore = grad.getIgnoreIndex();
+        return execution.check(lethe_rt_softmax_cross_entropy_grad(
+            context, execution.in(0), execution.in(1), execution.in(2), weights,
+            getReduction(grad.getReduction()), ignore.has_value(),
+            ignore.value_or(0), execution.out()));
+      })
+      .Case([&](NllGradOp grad) {
+        const lethe_rt_tensor *weights =
+            operands.size() > 2 ? execution.in(2) : nullptr;
+        std::optional<int64_t> ignore = grad.getIgnoreIndex();
+        return execution.check(lethe_rt_nll_grad(
+            context, execution.in(0), execution.in(1), weights,
+            getReduction(grad.getReduction()), ignore.has_value(),
+            ignore.value_or(0), execution.out()));
       })
       .Case([&](MseOp loss) {
         return execution.check(

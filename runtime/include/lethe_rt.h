@@ -422,6 +422,54 @@ lethe_rt_status lethe_rt_mse(lethe_rt_context *context,
                              lethe_rt_reduction reduction,
                              const lethe_rt_tensor *loss);
 
+/*===----------------------------------------------------------------------===*
+ * Gradients (the backward of the kernels above; f16 and bf16 compute in f32,
+ * the loss gradients in f64, each result rounded once to its dtype)
+ *===----------------------------------------------------------------------===*/
+
+/* What each kind's `saved` tensor is (the forward's input x or output y),
+ * and its dx. */
+typedef enum lethe_rt_activation_grad_kind {
+  LETHE_RT_RELU_GRAD,       /* saved = y: dx = dy where y > 0, else 0 */
+  LETHE_RT_LEAKY_RELU_GRAD, /* saved = x: dx = dy where x > 0, else alpha dy */
+  LETHE_RT_GELU_GRAD,       /* saved = x: dx = dy gelu'(x), erf form */
+  LETHE_RT_GELU_TANH_GRAD,  /* saved = x: dx = dy gelu'(x), tanh form */
+} lethe_rt_activation_grad_kind;
+
+/* dx = dy * f'(...) elementwise for the activation `kind`; dy, saved and dx
+ * have the same shape and float dtype; alpha is LeakyRelu's (else ignored). */
+lethe_rt_status lethe_rt_activation_grad(lethe_rt_context *context,
+                                         lethe_rt_activation_grad_kind kind,
+                                         double alpha,
+                                         const lethe_rt_tensor *dy,
+                                         const lethe_rt_tensor *saved,
+                                         const lethe_rt_tensor *dx);
+
+/* The gradient of lethe_rt_softmax_cross_entropy with respect to its scores:
+ *   dscores[n, c, d...] = g(n, d...) * w(label)
+ *                         * (exp(log_prob[n, c, d...]) - [c == label]),
+ * where label = labels[n, d...], w is weights[label] (1 without weights), and
+ * g is dloss (a scalar) for reduction sum, dloss divided by the sum of the
+ * weights of the counted elements (their number without weights) for mean
+ * (0 when that sum is 0), and dloss[n, d...] for none; an ignored element
+ * (label == ignore_index when has_ignore_index) gets 0 in every class.
+ * log_prob is the forward's second output, dscores has its shape and dtype,
+ * dloss has its dtype. dscores may be log_prob itself (in place). */
+lethe_rt_status lethe_rt_softmax_cross_entropy_grad(
+    lethe_rt_context *context, const lethe_rt_tensor *dloss,
+    const lethe_rt_tensor *log_prob, const lethe_rt_tensor *labels,
+    const lethe_rt_tensor *weights, lethe_rt_reduction reduction,
+    int has_ignore_index, int64_t ignore_index, const lethe_rt_tensor *dscores);
+
+/* The gradient of lethe_rt_nll with respect to its input (N, C, D...):
+ * dinput[n, c, d...] = -g(n, d...) * w(label) where c == label, else 0 (g, w
+ * and ignored elements as above). dinput's shape gives C. */
+lethe_rt_status
+lethe_rt_nll_grad(lethe_rt_context *context, const lethe_rt_tensor *dloss,
+                  const lethe_rt_tensor *target, const lethe_rt_tensor *weight,
+                  lethe_rt_reduction reduction, int has_ignore_index,
+                  int64_t ignore_index, const lethe_rt_tensor *dinput);
+
 #ifdef __cplusplus
 }
 #endif

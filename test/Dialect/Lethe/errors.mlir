@@ -1147,3 +1147,43 @@ func.func @gemm_bias_type(%a: tensor<8x32xf32>, %b: tensor<32x4xf32>, %c: tensor
   %0 = lethe.gemm %a, %b, %c : (tensor<8x32xf32>, tensor<32x4xf32>, tensor<4xf16>) -> tensor<8x4xf32>
   return %0 : tensor<8x4xf32>
 }
+
+// -----
+
+func.func @gelu_grad_approximation(%dy: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'lethe.gelu_grad' op approximate must be "none" or "tanh", got "erf"}}
+  %0 = lethe.gelu_grad %dy, %x {approximate = "erf"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @relu_grad_types(%dy: tensor<4xf32>, %y: tensor<4xf64>) -> tensor<4xf32> {
+  // expected-error @+1 {{'lethe.relu_grad' op requires the same type for all operands and results}}
+  %0 = "lethe.relu_grad"(%dy, %y) : (tensor<4xf32>, tensor<4xf64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @softmax_cross_entropy_grad_loss_type(%dloss: tensor<8xf32>, %lp: tensor<8x10xf32>, %labels: tensor<8xi64>) -> tensor<8x10xf32> {
+  // expected-error @+1 {{'lethe.softmax_cross_entropy_grad' op loss_grad of type 'tensor<8xf32>' must have the type of the loss, 'tensor<f32>'}}
+  %0 = lethe.softmax_cross_entropy_grad %dloss, %lp, %labels : (tensor<8xf32>, tensor<8x10xf32>, tensor<8xi64>) -> tensor<8x10xf32>
+  return %0 : tensor<8x10xf32>
+}
+
+// -----
+
+func.func @nll_grad_labels(%dloss: tensor<f32>, %labels: tensor<4xi64>) -> tensor<8x10xf32> {
+  // expected-error @+1 {{'lethe.nll_grad' op target of type 'tensor<4xi64>' must have the shape of input_grad without its class axis 1 ('tensor<8xi64>')}}
+  %0 = lethe.nll_grad %dloss, %labels : (tensor<f32>, tensor<4xi64>) -> tensor<8x10xf32>
+  return %0 : tensor<8x10xf32>
+}
+
+// -----
+
+func.func @nll_grad_reduction(%dloss: tensor<f32>, %labels: tensor<8xi64>) -> tensor<8x10xf32> {
+  // expected-error @+1 {{'lethe.nll_grad' op loss_grad of type 'tensor<f32>' must have the type of the loss, 'tensor<8xf32>'}}
+  %0 = lethe.nll_grad %dloss, %labels {reduction = "none"} : (tensor<f32>, tensor<8xi64>) -> tensor<8x10xf32>
+  return %0 : tensor<8x10xf32>
+}

@@ -447,3 +447,18 @@ func.func @gemm(%a: tensor<8x32xf32>, %w: tensor<64x32xf32>, %b: tensor<64xf32>,
   %2 = lethe.gemm %a, %w, %c {trans_b} : (tensor<8x32xf32>, tensor<64x32xf32>, tensor<8x1xf32>) -> tensor<8x64xf32>
   return %0 : tensor<8x64xf32>
 }
+
+// CHECK-LABEL: func.func @gradients
+func.func @gradients(%dy: tensor<8x10xf32>, %y: tensor<8x10xf32>, %dloss: tensor<f32>, %labels: tensor<8xi64>, %w: tensor<10xf32>) -> (tensor<8x10xf32>, tensor<8x10xf32>, tensor<8x10xf32>, tensor<8x10xf32>, tensor<8x10xf32>) {
+  // CHECK: lethe.relu_grad %{{.*}}, %{{.*}} : tensor<8x10xf32>
+  %0 = lethe.relu_grad %dy, %y : tensor<8x10xf32>
+  // CHECK: lethe.leaky_relu_grad %{{.*}}, %{{.*}} {alpha = 2.000000e-01 : f32} : tensor<8x10xf32>
+  %1 = lethe.leaky_relu_grad %dy, %y {alpha = 0.2 : f32} : tensor<8x10xf32>
+  // CHECK: lethe.gelu_grad %{{.*}}, %{{.*}} {approximate = "tanh"} : tensor<8x10xf32>
+  %2 = lethe.gelu_grad %dy, %y {approximate = "tanh"} : tensor<8x10xf32>
+  // CHECK: lethe.softmax_cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {ignore_index = -1 : i64, reduction = "sum"} : (tensor<f32>, tensor<8x10xf32>, tensor<8xi64>, tensor<10xf32>) -> tensor<8x10xf32>
+  %3 = lethe.softmax_cross_entropy_grad %dloss, %y, %labels, %w {reduction = "sum", ignore_index = -1 : i64} : (tensor<f32>, tensor<8x10xf32>, tensor<8xi64>, tensor<10xf32>) -> tensor<8x10xf32>
+  // CHECK: lethe.nll_grad %{{.*}}, %{{.*}} : (tensor<f32>, tensor<8xi64>) -> tensor<8x10xf32>
+  %4 = lethe.nll_grad %dloss, %labels : (tensor<f32>, tensor<8xi64>) -> tensor<8x10xf32>
+  return %0, %1, %2, %3, %4 : tensor<8x10xf32>, tensor<8x10xf32>, tensor<8x10xf32>, tensor<8x10xf32>, tensor<8x10xf32>
+}

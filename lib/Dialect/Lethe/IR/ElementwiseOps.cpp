@@ -20,11 +20,21 @@ using namespace mlir::lethe;
 // GeluOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult GeluOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
-           << getApproximate() << "\"";
+/// Checks GELU's `approximate` attribute.
+static LogicalResult verifyGeluApproximation(Operation *op,
+                                             StringRef approximate) {
+  if (approximate != "none" && approximate != "tanh")
+    return op->emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << approximate << "\"";
   return success();
+}
+
+LogicalResult GeluOp::verify() {
+  return verifyGeluApproximation(*this, getApproximate());
+}
+
+LogicalResult GeluGradOp::verify() {
+  return verifyGeluApproximation(*this, getApproximate());
 }
 
 //===----------------------------------------------------------------------===//

@@ -16,10 +16,11 @@ using namespace mlir::lethe;
 
 /// Checks `reduction` and returns the loss type for per-element losses of
 /// `elementShape`: a scalar unless the reduction is "none".
-static FailureOr<RankedTensorType>
-getLossType(std::optional<Location> location, StringRef opName,
-            StringRef reduction, ArrayRef<int64_t> elementShape,
-            Type elementType) {
+static FailureOr<RankedTensorType> getLossType(std::optional<Location> location,
+                                               StringRef opName,
+                                               StringRef reduction,
+                                               ArrayRef<int64_t> elementShape,
+                                               Type elementType) {
   if (reduction != "mean" && reduction != "sum" && reduction != "none") {
     (void)emitInferenceError(location, opName,
                              "reduction must be \"mean\", \"sum\" or "
@@ -49,21 +50,19 @@ verifyClassLoss(std::optional<Location> location, StringRef opName,
   int64_t classes = elementShape[1];
   elementShape.erase(elementShape.begin() + 1);
   if (labels.getShape() != ArrayRef<int64_t>(elementShape)) {
-    (void)emitInferenceError(location, opName, labelsName, " of type ",
-                             labels, " must have the shape of ", inputName,
-                             " without its class axis 1 (",
-                             RankedTensorType::get(elementShape,
-                                                   labels.getElementType()),
-                             ")");
+    (void)emitInferenceError(
+        location, opName, labelsName, " of type ", labels,
+        " must have the shape of ", inputName, " without its class axis 1 (",
+        RankedTensorType::get(elementShape, labels.getElementType()), ")");
     return failure();
   }
   if (weights) {
     auto weightType = cast<RankedTensorType>(weights.getType());
     if (weightType.getRank() != 1 || weightType.getDimSize(0) != classes ||
         weightType.getElementType() != input.getElementType()) {
-      (void)emitInferenceError(location, opName, "weights of type ",
-                               weightType, " must be a vector of the ",
-                               classes, " classes of ", input.getElementType());
+      (void)emitInferenceError(location, opName, "weights of type ", weightType,
+                               " must be a vector of the ", classes,
+                               " classes of ", input.getElementType());
       return failure();
     }
   }
@@ -102,6 +101,73 @@ int64_t SoftmaxCrossEntropyOp::getFlops() {
 }
 
 //===----------------------------------------------------------------------===//
+// SoftmaxCrossEntropyGradOp
+//===----------------------------------------------------------------------===//
+
+/// Checks that `lossGrad` has the type of the loss the forward computed,
+/// `expected`.
+static LogicalResult verifyLossGradType(std::optional<Location> location,
+                                        StringRef opName, Type lossGrad,
+                                        RankedTensorType expected) {
+  if (lossGrad == expected)
+    return success();
+  return emitInferenceError(location, opName, "loss_grad of type ", lossGrad,
+                            " must have the type of the loss, ", expected);
+}
+
+LogicalResult SoftmaxCrossEntropyGradOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto logProb = cast<RankedTensorType>(adaptor.getLogProb().getType());
+  auto labels = cast<RankedTensorType>(adaptor.getLabels().getType());
+  FailureOr<SmallVector<int64_t>> elementShape =
+      verifyClassLoss(location, getOperationName(), "log_prob", logProb,
+                      "labels", labels, adaptor.getWeights());
+  if (failed(elementShape))
+    return failure();
+  FailureOr<RankedTensorType> loss =
+      getLossType(location, getOperationName(), adaptor.getReduction(),
+                  *elementShape, logProb.getElementType());
+  if (failed(loss) ||
+      failed(verifyLossGradType(location, getOperationName(),
+                                adaptor.getLossGrad().getType(), *loss)))
+    return failure();
+  types.push_back(logProb);
+  return success();
+}
+
+int64_t SoftmaxCrossEntropyGradOp::getFlops() {
+  // exp, subtract the one-hot, scale: about 3 per score.
+  return 3 * getNumElements(getLogProb().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// NllGradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult NllGradOp::verify() {
+  RankedTensorType input = getInputGrad().getType();
+  FailureOr<SmallVector<int64_t>> elementShape =
+      verifyClassLoss(getLoc(), getOperationName(), "input_grad", input,
+                      "target", getTarget().getType(), getWeight());
+  if (failed(elementShape))
+    return failure();
+  FailureOr<RankedTensorType> loss =
+      getLossType(getLoc(), getOperationName(), getReduction(), *elementShape,
+                  input.getElementType());
+  if (failed(loss) ||
+      failed(verifyLossGradType(getLoc(), getOperationName(),
+                                getLossGrad().getType(), *loss)))
+    return failure();
+  return success();
+}
+
+int64_t NllGradOp::getFlops() {
+  // A weighted scale per element; the rest of the result is zero.
+  return 2 * getNumElements(getTarget().getType());
+}
+
+//===----------------------------------------------------------------------===//
 // NllOp
 //===----------------------------------------------------------------------===//
 
@@ -133,7 +199,8 @@ int64_t NllOp::getFlops() {
 int64_t NllOp::getBytesRead() {
   // One log-probability per element (not the whole input), the targets and
   // the weights.
-  int64_t elementBytes = getElementSizeInBytes(getInput().getType().getElementType());
+  int64_t elementBytes =
+      getElementSizeInBytes(getInput().getType().getElementType());
   int64_t bytes = getNumElements(getTarget().getType()) * elementBytes +
                   *getSizeInBytes(getTarget().getType());
   if (Value weight = getWeight())

@@ -11,6 +11,8 @@
 
 #include "lethe/Dialect/Lethe/Transforms/Passes.h"
 
+#include "PassUtils.h"
+
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -24,12 +26,6 @@ namespace mlir::lethe {
 using namespace mlir;
 using namespace mlir::lethe;
 
-/// The attribute names the importer gives arguments and results.
-static constexpr StringLiteral kName = "lethe.name";
-static constexpr StringLiteral kParameter = "lethe.parameter";
-static constexpr StringLiteral kLabel = "lethe.label";
-static constexpr StringLiteral kLoss = "lethe.loss";
-
 namespace {
 
 struct AddLossPass : public lethe::impl::AddLossPassBase<AddLossPass> {
@@ -41,45 +37,18 @@ struct AddLossPass : public lethe::impl::AddLossPassBase<AddLossPass> {
   }
 
   LogicalResult run();
-  /// The function the pass works on, after a diagnostic when there is none.
-  FailureOr<func::FuncOp> findFunction();
   /// Builds the loss of `kind` on `prediction` with a new label argument.
   FailureOr<Value> buildLoss(func::FuncOp function, Value prediction);
 };
 
 /// The `lethe.name` of result `index` of `function`, or "".
 StringRef getResultName(func::FuncOp function, unsigned index) {
-  if (auto name = function.getResultAttrOfType<StringAttr>(index, kName))
+  if (auto name = function.getResultAttrOfType<StringAttr>(index, kNameAttr))
     return name.getValue();
   return "";
 }
 
 } // namespace
-
-FailureOr<func::FuncOp> AddLossPass::findFunction() {
-  ModuleOp module = getOperation();
-  if (!function.empty()) {
-    auto named = module.lookupSymbol<func::FuncOp>(function);
-    if (!named || named.isExternal())
-      return emitError(module.getLoc(),
-                       "lethe-add-loss: the module has no function @")
-             << function << " with a body";
-    return named;
-  }
-  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
-    if (!main.isExternal())
-      return main;
-  SmallVector<func::FuncOp> defined;
-  for (auto candidate : module.getOps<func::FuncOp>())
-    if (!candidate.isExternal())
-      defined.push_back(candidate);
-  if (defined.size() != 1)
-    return emitError(module.getLoc(), "lethe-add-loss: the module has ")
-           << defined.size()
-           << " functions with a body and none is @main; name the model "
-              "function with function=NAME";
-  return defined.front();
-}
 
 FailureOr<Value> AddLossPass::buildLoss(func::FuncOp function,
                                         Value prediction) {
@@ -105,10 +74,10 @@ FailureOr<Value> AddLossPass::buildLoss(func::FuncOp function,
   llvm::StringSet<> names;
   unsigned position = function.getNumArguments();
   for (unsigned index = 0; index < function.getNumArguments(); ++index) {
-    if (auto name = function.getArgAttrOfType<StringAttr>(index, kName))
+    if (auto name = function.getArgAttrOfType<StringAttr>(index, kNameAttr))
       names.insert(name.getValue());
     if (position == function.getNumArguments() &&
-        function.getArgAttr(index, kParameter))
+        function.getArgAttr(index, kParameterAttr))
       position = index;
   }
   std::string labelName = "labels";
@@ -118,8 +87,9 @@ FailureOr<Value> AddLossPass::buildLoss(func::FuncOp function,
   if (failed(function.insertArgument(
           position, labelType,
           builder.getDictionaryAttr(
-              {builder.getNamedAttr(kName, builder.getStringAttr(labelName)),
-               builder.getNamedAttr(kLabel, builder.getUnitAttr())}),
+              {builder.getNamedAttr(kNameAttr,
+                                    builder.getStringAttr(labelName)),
+               builder.getNamedAttr(kLabelAttr, builder.getUnitAttr())}),
           function.getLoc())))
     return failure();
   Value label = function.getArgument(position);
@@ -167,7 +137,8 @@ LogicalResult AddLossPass::run() {
                      "lethe-add-loss: reduction must be mean or sum, "
                      "got '")
            << reduction << "'";
-  FailureOr<func::FuncOp> found = findFunction();
+  FailureOr<func::FuncOp> found =
+      findModelFunction(module, function, "lethe-add-loss");
   if (failed(found))
     return failure();
   func::FuncOp function = *found;
@@ -176,7 +147,7 @@ LogicalResult AddLossPass::run() {
                      "lethe-add-loss: the function has several "
                      "blocks");
   for (unsigned index = 0; index < function.getNumResults(); ++index)
-    if (function.getResultAttr(index, kLoss))
+    if (function.getResultAttr(index, kLossAttr))
       return emitError(function.getLoc(), "lethe-add-loss: @")
              << function.getSymName() << " already has a loss (result " << index
              << ")";
@@ -220,8 +191,8 @@ LogicalResult AddLossPass::run() {
   if (failed(function.insertResult(
           0, loss.getType(),
           builder.getDictionaryAttr(
-              {builder.getNamedAttr(kName, builder.getStringAttr("loss")),
-               builder.getNamedAttr(kLoss, builder.getUnitAttr())}))))
+              {builder.getNamedAttr(kNameAttr, builder.getStringAttr("loss")),
+               builder.getNamedAttr(kLossAttr, builder.getUnitAttr())}))))
     return failure();
   returnOp->insertOperands(0, loss);
   return success();

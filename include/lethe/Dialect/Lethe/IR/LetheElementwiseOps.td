@@ -153,6 +153,73 @@ def Lethe_ClipOp : Lethe_Op<"clip", [SameOperandsAndResultType]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Gradients of activations
+//===----------------------------------------------------------------------===//
+
+/// The gradient of an activation whose derivative is not a short composition
+/// of other ops: `input_grad = grad * f'(...)` elementwise, from `grad` (the
+/// gradient of the activation's output) and one saved forward value.
+class Lethe_ActivationGradOp<string mnemonic, int flopsPerElement,
+                             dag savedAndAttributes>
+    : Lethe_Op<mnemonic, [SameOperandsAndResultType]> {
+  let arguments = !con((ins Lethe_FloatTensor:$grad), savedAndAttributes);
+  let results = (outs Lethe_FloatTensor:$input_grad);
+  let extraClassDefinition = [{
+    int64_t $cppClass::getFlops() {
+      return }] # flopsPerElement # [{ * ::mlir::lethe::getNumElements(getType());
+    }
+  }];
+}
+
+def Lethe_ReluGradOp
+    : Lethe_ActivationGradOp<"relu_grad", 1,
+                             (ins Lethe_FloatTensor:$output)> {
+  let summary = "gradient of relu";
+  let description = [{
+    `input_grad = grad` where relu's `output > 0`, else 0. It reads the
+    output rather than the input, so that the input need not be kept.
+
+    ```mlir
+    %dx = lethe.relu_grad %dy, %y : tensor<4x8xf32>
+    ```
+  }];
+  let assemblyFormat = "$grad `,` $output attr-dict `:` type($grad)";
+}
+
+def Lethe_LeakyReluGradOp
+    : Lethe_ActivationGradOp<"leaky_relu_grad", 2,
+                             (ins Lethe_FloatTensor:$input,
+                                  DefaultValuedAttr<F32Attr, "0.01">:$alpha)> {
+  let summary = "gradient of leaky_relu";
+  let description = [{
+    `input_grad = grad` where `input > 0`, else `alpha * grad`.
+
+    ```mlir
+    %dx = lethe.leaky_relu_grad %dy, %x {alpha = 2.000000e-01 : f32} : tensor<4x8xf32>
+    ```
+  }];
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($grad)";
+}
+
+def Lethe_GeluGradOp
+    : Lethe_ActivationGradOp<"gelu_grad", 16,
+                             (ins Lethe_FloatTensor:$input,
+                                  DefaultValuedStrAttr<StrAttr, "none">:$approximate)> {
+  let summary = "gradient of gelu";
+  let description = [{
+    `input_grad = grad * gelu'(input)`, with the derivative of the exact form
+    (`0.5 * (1 + erf(x / sqrt(2))) + x * exp(-x^2 / 2) / sqrt(2 pi)`) or,
+    with `approximate = "tanh"`, of the tanh approximation.
+
+    ```mlir
+    %dx = lethe.gelu_grad %dy, %x : tensor<4x8xf32>
+    ```
+  }];
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($grad)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Binary, broadcasting
 //===----------------------------------------------------------------------===//
 

@@ -36,6 +36,54 @@ def Lethe_SoftmaxCrossEntropyOp : Lethe_InferredOp<"softmax_cross_entropy"> {
   let results = (outs Lethe_FloatTensor:$loss, Lethe_FloatTensor:$log_prob);
 }
 
+def Lethe_SoftmaxCrossEntropyGradOp
+    : Lethe_InferredOp<"softmax_cross_entropy_grad"> {
+  let summary = "gradient of softmax_cross_entropy with respect to the scores";
+  let description = [{
+    `scores_grad[n, c, d...] = g * w * (exp(log_prob[n, c, d...]) - [c ==
+    label])`, where `label = labels[n, d...]`, `w` is its weight (1 without
+    `weights`), and `g` is `loss_grad` for "sum", `loss_grad` divided by the
+    sum of the counted weights for "mean", and `loss_grad[n, d...]` for
+    "none"; an ignored element has a zero gradient. `log_prob` is the
+    forward's second result; the operands and attributes are otherwise the
+    forward's.
+
+    ```mlir
+    %ds = lethe.softmax_cross_entropy_grad %dloss, %log_prob, %labels : (tensor<f32>, tensor<8x10xf32>, tensor<8xi64>) -> tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$loss_grad,
+                       Lethe_FloatTensor:$log_prob, Lethe_IndexTensor:$labels,
+                       Optional<Lethe_FloatTensor>:$weights,
+                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Lethe_FloatTensor:$scores_grad);
+}
+
+def Lethe_NllGradOp : Lethe_Op<"nll_grad"> {
+  let summary = "gradient of nll with respect to its input";
+  let description = [{
+    `input_grad[n, c, d...] = -g * w` where `c == target[n, d...]`, else 0
+    (`g`, `w` and ignored elements as for `softmax_cross_entropy_grad`). The
+    result has the type of the forward's input, which the operands do not
+    determine (they lack the number of classes).
+
+    ```mlir
+    %dx = lethe.nll_grad %dloss, %target : (tensor<f32>, tensor<8xi64>) -> tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$loss_grad,
+                       Lethe_IndexTensor:$target,
+                       Optional<Lethe_FloatTensor>:$weight,
+                       DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Lethe_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Lethe_NllOp
     : Lethe_InferredOp<"nll", [DeclareOpInterfaceMethods<Lethe_CostOpInterface,
                                                         ["getBytesRead"]>]> {

@@ -73,4 +73,40 @@ def AddLossPass : Pass<"lethe-add-loss", "::mlir::ModuleOp"> {
   ];
 }
 
+def AutodiffPass : Pass<"lethe-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Differentiate the loss: make the model function a training "
+                "step that returns the loss and the gradients";
+  let description = [{
+    Reverse-mode differentiation of the model function (`function`, by
+    default @main or the module's only function), whose first result is its
+    loss (`lethe.loss`, as `--lethe-add-loss` leaves it), with respect to
+    every argument marked `lethe.trainable` and the data inputs named in
+    `inputs`. The function becomes `name` (default `train_step`) with the
+    same arguments; its results are the loss and then one gradient per
+    differentiated argument, in argument order, named `NAME.grad` and
+    marked `lethe.gradient_of = INDEX` (the argument's position). Other
+    results are dropped, and forward values only they needed are erased.
+
+    The backward ops follow the forward ones, in reverse order of the ops
+    they differentiate. The gradient of a value used several times is the
+    sum of its uses' contributions; broadcasts are reduced back to the
+    operand's shape. Each backward op reads only the forward values its
+    rule needs (relu's output, not its input, for example), so the others
+    die with their last forward use. An argument the loss does not depend on
+    gets a zero gradient. An op on the path from a differentiated argument
+    to the loss that has no gradient rule is an error naming it.
+
+    Example: `lethe-opt model.mlir --lethe-add-loss="output=logits
+    kind=softmax_cross_entropy" --lethe-autodiff`.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"",
+           "The model function (default: main, or the only function)">,
+    Option<"name", "name", "std::string", /*default=*/"\"train_step\"",
+           "The name of the training-step function">,
+    ListOption<"inputs", "inputs", "std::string",
+               "Data inputs (by lethe.name) to differentiate as well">,
+  ];
+}
+
 #endif // LETHE_DIALECT_LETHE_TRANSFORMS_PASSES_TD

@@ -1,0 +1,655 @@
+//===- Autodiff.cpp - --lethe-autodiff ------------------------------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Reverse-mode differentiation of a model function's loss. The ops on a path
+// from a differentiated argument to the loss are "active"; walking them in
+// reverse, each op's gradient rule turns the gradients of its results into
+// gradients of its operands, which are summed per value. The rules build
+// `lethe` ops: compositions of forward ops where the derivative is short,
+// and the dedicated gradient ops (relu_grad, softmax_cross_entropy_grad,
+// ...) where it is not.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Dialect/Lethe/Transforms/Passes.h"
+
+#include "PassUtils.h"
+
+#include "lethe/Dialect/Lethe/IR/LetheOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <numeric>
+
+namespace mlir::lethe {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#include "lethe/Dialect/Lethe/Transforms/Passes.h.inc"
+} // namespace mlir::lethe
+
+using namespace mlir;
+using namespace mlir::lethe;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Builder helpers
+//===----------------------------------------------------------------------===//
+
+/// Builds the backward ops of one forward op, at the builder's insertion
+/// point and with the forward op's location.
+class GradientBuilder {
+public:
+  GradientBuilder(OpBuilder &builder, Location loc)
+      : builder(builder), loc(loc) {}
+
+  /// A scalar (rank-0) constant of `elementType`.
+  Value scalar(Type elementType, double value) {
+    auto type = RankedTensorType::get({}, elementType);
+    return ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(type, FloatAttr::get(elementType, value)));
+  }
+
+  /// A zero tensor of `type`.
+  Value zeros(RankedTensorType type) {
+    return ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(type,
+                               FloatAttr::get(type.getElementType(), 0.0)));
+  }
+
+  Value add(Value a, Value b) { return AddOp::create(builder, loc, a, b); }
+  Value sub(Value a, Value b) { return SubOp::create(builder, loc, a, b); }
+  Value mul(Value a, Value b) { return MulOp::create(builder, loc, a, b); }
+  Value div(Value a, Value b) { return DivOp::create(builder, loc, a, b); }
+  Value neg(Value a) { return NegOp::create(builder, loc, a); }
+  Value exp(Value a) { return ExpOp::create(builder, loc, a); }
+  Value log(Value a) { return LogOp::create(builder, loc, a); }
+
+  /// `a` times the constant `factor` (a itself when factor is 1).
+  Value scale(Value a, double factor) {
+    if (factor == 1.0)
+      return a;
+    return mul(a, scalar(elementTypeOf(a), factor));
+  }
+
+  Value reshape(Value a, ArrayRef<int64_t> shape) {
+    if (typeOf(a).getShape() == shape)
+      return a;
+    return ReshapeOp::create(builder, loc, a,
+                             builder.getDenseI64ArrayAttr(shape),
+                             /*allowzero=*/builder.getUnitAttr());
+  }
+
+  Value transpose(Value a, ArrayRef<int64_t> perm) {
+    return TransposeOp::create(builder, loc, a,
+                               builder.getDenseI64ArrayAttr(perm));
+  }
+
+  /// The sum of `a` over `axes`, keeping them as dims of size 1.
+  Value reduceSum(Value a, ArrayRef<int64_t> axes) {
+    return ReduceSumOp::create(builder, loc, a,
+                               builder.getDenseI64ArrayAttr(axes),
+                               builder.getBoolAttr(true));
+  }
+
+  /// `grad` (the gradient of a broadcast result) summed back to `type`,
+  /// the type of the operand that was broadcast.
+  Value unbroadcast(Value grad, RankedTensorType type) {
+    RankedTensorType gradType = typeOf(grad);
+    if (gradType == type)
+      return grad;
+    int64_t extra = gradType.getRank() - type.getRank();
+    SmallVector<int64_t> axes;
+    for (int64_t dim = 0; dim < gradType.getRank(); ++dim)
+      if (dim < extra ||
+          (type.getDimSize(dim - extra) == 1 && gradType.getDimSize(dim) != 1))
+        axes.push_back(dim);
+    Value summed = axes.empty() ? grad : reduceSum(grad, axes);
+    return reshape(summed, type.getShape());
+  }
+
+  /// `grad` of a reduced value broadcast back to `type` (the reduction's
+  /// input), given the reduced shape with kept dims `keptShape`.
+  Value broadcastTo(Value grad, ArrayRef<int64_t> keptShape,
+                    RankedTensorType type) {
+    Value kept = reshape(grad, keptShape);
+    if (typeOf(kept).getShape() == type.getShape())
+      return kept;
+    return ExpandOp::create(builder, loc, kept,
+                            builder.getDenseI64ArrayAttr(type.getShape()));
+  }
+
+  static RankedTensorType typeOf(Value value) {
+    return cast<RankedTensorType>(value.getType());
+  }
+  static Type elementTypeOf(Value value) {
+    return typeOf(value).getElementType();
+  }
+
+  OpBuilder &builder;
+  Location loc;
+};
+
+/// The permutation that swaps the last two of `rank` dims.
+SmallVector<int64_t> swapLastTwo(int64_t rank) {
+  SmallVector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return perm;
+}
+
+/// `axis` (possibly negative) as a dim of a rank-`rank` tensor.
+int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient rules
+//===----------------------------------------------------------------------===//
+
+/// What a rule is given: the forward op, the gradients of its results (null
+/// where a result has none), and which operands need a gradient. It fills
+/// `operandGrads` (null where it gives none).
+struct RuleContext {
+  Operation *op;
+  ArrayRef<Value> resultGrads;
+  ArrayRef<bool> wanted;
+  SmallVectorImpl<Value> &operandGrads;
+  GradientBuilder &g;
+
+  Value grad(unsigned index = 0) const { return resultGrads[index]; }
+  Value operand(unsigned index) const { return op->getOperand(index); }
+  Value result(unsigned index = 0) const { return op->getResult(index); }
+  /// Whether operand `index` exists and needs a gradient.
+  bool wants(unsigned index) const {
+    return index < wanted.size() && wanted[index];
+  }
+  void set(unsigned index, Value value) { operandGrads[index] = value; }
+};
+
+/// The rule of a binary elementwise op with broadcasting.
+LogicalResult binaryRule(RuleContext &c) {
+  GradientBuilder &g = c.g;
+  Value dy = c.grad(), a = c.operand(0), b = c.operand(1);
+  auto typeA = GradientBuilder::typeOf(a), typeB = GradientBuilder::typeOf(b);
+  return llvm::TypeSwitch<Operation *, LogicalResult>(c.op)
+      .Case([&](AddOp) {
+        if (c.wants(0))
+          c.set(0, g.unbroadcast(dy, typeA));
+        if (c.wants(1))
+          c.set(1, g.unbroadcast(dy, typeB));
+        return success();
+      })
+      .Case([&](SubOp) {
+        if (c.wants(0))
+          c.set(0, g.unbroadcast(dy, typeA));
+        if (c.wants(1))
+          c.set(1, g.unbroadcast(g.neg(dy), typeB));
+        return success();
+      })
+      .Case([&](MulOp) {
+        if (c.wants(0))
+          c.set(0, g.unbroadcast(g.mul(dy, b), typeA));
+        if (c.wants(1))
+          c.set(1, g.unbroadcast(g.mul(dy, a), typeB));
+        return success();
+      })
+      .Case([&](DivOp) {
+        // y = a / b: da = dy / b, db = -dy * y / b.
+        Value quotient = g.div(dy, b);
+        if (c.wants(0))
+          c.set(0, g.unbroadcast(quotient, typeA));
+        if (c.wants(1))
+          c.set(1, g.unbroadcast(g.neg(g.mul(quotient, c.result())), typeB));
+        return success();
+      })
+      .Case([&](PowOp) {
+        // y = a^b: da = dy * b * a^(b - 1), db = dy * y * log(a).
+        if (c.wants(0)) {
+          Value one = g.scalar(typeB.getElementType(), 1.0);
+          Value lower = PowOp::create(g.builder, g.loc, a, g.sub(b, one));
+          c.set(0, g.unbroadcast(g.mul(g.mul(dy, b), lower), typeA));
+        }
+        if (c.wants(1))
+          c.set(1,
+                g.unbroadcast(g.mul(g.mul(dy, c.result()), g.log(a)), typeB));
+        return success();
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
+/// The rule of a unary elementwise op.
+LogicalResult unaryRule(RuleContext &c) {
+  GradientBuilder &g = c.g;
+  Value dy = c.grad(), x = c.operand(0), y = c.result();
+  Type element = GradientBuilder::elementTypeOf(x);
+  Value dx =
+      llvm::TypeSwitch<Operation *, Value>(c.op)
+          .Case([&](NegOp) { return g.neg(dy); })
+          .Case([&](ReluOp) {
+            return ReluGradOp::create(g.builder, g.loc, dy, y).getResult();
+          })
+          .Case([&](LeakyReluOp op) {
+            return LeakyReluGradOp::create(g.builder, g.loc, dy, x,
+                                           op.getAlphaAttr())
+                .getResult();
+          })
+          .Case([&](GeluOp op) {
+            return GeluGradOp::create(g.builder, g.loc, dy, x,
+                                      op.getApproximateAttr())
+                .getResult();
+          })
+          .Case([&](SigmoidOp) {
+            // y (1 - y)
+            Value one = g.scalar(element, 1.0);
+            return g.mul(dy, g.mul(y, g.sub(one, y)));
+          })
+          .Case([&](TanhOp) {
+            // 1 - y^2
+            Value one = g.scalar(element, 1.0);
+            return g.mul(dy, g.sub(one, g.mul(y, y)));
+          })
+          .Case([&](ErfOp) {
+            // 2 / sqrt(pi) * exp(-x^2)
+            Value bell = g.exp(g.neg(g.mul(x, x)));
+            return g.mul(dy, g.scale(bell, 2.0 / std::sqrt(M_PI)));
+          })
+          .Case([&](ExpOp) { return g.mul(dy, y); })
+          .Case([&](LogOp) { return g.div(dy, x); })
+          .Case([&](SqrtOp) { return g.div(g.scale(dy, 0.5), y); })
+          .Default([](Operation *) { return Value(); });
+  if (!dx)
+    return failure();
+  c.set(0, dx);
+  return success();
+}
+
+/// The rule of matmul (numpy semantics, both operands of rank 2 or more).
+LogicalResult matmulRule(RuleContext &c) {
+  GradientBuilder &g = c.g;
+  Value dy = c.grad(), a = c.operand(0), b = c.operand(1);
+  auto typeA = GradientBuilder::typeOf(a), typeB = GradientBuilder::typeOf(b);
+  if (typeA.getRank() < 2 || typeB.getRank() < 2)
+    return emitError(c.op->getLoc(),
+                     "lethe-autodiff: the gradient of a matmul with a "
+                     "vector operand (rank 1) is not implemented; "
+                     "reshape the vector to a matrix");
+  // y = a b: da = dy b^T, db = a^T dy, each summed over broadcast batch dims.
+  if (c.wants(0)) {
+    Value bT = g.transpose(b, swapLastTwo(typeB.getRank()));
+    c.set(0, g.unbroadcast(MatMulOp::create(g.builder, g.loc, dy, bT), typeA));
+  }
+  if (c.wants(1)) {
+    Value aT = g.transpose(a, swapLastTwo(typeA.getRank()));
+    c.set(1, g.unbroadcast(MatMulOp::create(g.builder, g.loc, aT, dy), typeB));
+  }
+  return success();
+}
+
+/// The rule of gemm: y = alpha op(a) op(b) + beta c.
+LogicalResult gemmRule(RuleContext &c) {
+  auto gemm = cast<GemmOp>(c.op);
+  GradientBuilder &g = c.g;
+  OpBuilder &b = g.builder;
+  Value dy = c.grad(), a = gemm.getA(), bMatrix = gemm.getB();
+  bool transA = gemm.getTransA(), transB = gemm.getTransB();
+  FloatAttr alpha = gemm.getAlphaAttr();
+  auto unit = [&](bool set) { return set ? b.getUnitAttr() : UnitAttr(); };
+  auto product = [&](Value lhs, Value rhs, bool tLhs, bool tRhs) -> Value {
+    return GemmOp::create(b, g.loc, lhs, rhs, /*c=*/Value(), alpha,
+                          b.getF32FloatAttr(1.0f), unit(tLhs), unit(tRhs));
+  };
+  // With opA = op(a) and opB = op(b): d opA = alpha dy opB^T and d opB =
+  // alpha opA^T dy; a transposed operand takes the transposed gradient.
+  if (c.wants(0))
+    c.set(0, transA ? product(bMatrix, dy, transB, true)
+                    : product(dy, bMatrix, false, !transB));
+  if (c.wants(1))
+    c.set(1, transB ? product(dy, a, true, transA)
+                    : product(a, dy, !transA, false));
+  if (c.wants(2))
+    c.set(2, g.unbroadcast(g.scale(dy, gemm.getBetaAttr().getValueAsDouble()),
+                           GradientBuilder::typeOf(gemm.getC())));
+  return success();
+}
+
+/// The rule of the ops that only change the shape.
+LogicalResult shapeRule(RuleContext &c) {
+  GradientBuilder &g = c.g;
+  Value dy = c.grad();
+  auto inputType = GradientBuilder::typeOf(c.operand(0));
+  if (auto transpose = dyn_cast<TransposeOp>(c.op)) {
+    ArrayRef<int64_t> perm = transpose.getPerm();
+    SmallVector<int64_t> inverse(perm.size());
+    for (auto [index, dim] : llvm::enumerate(perm))
+      inverse[dim] = index;
+    c.set(0, g.transpose(dy, inverse));
+    return success();
+  }
+  if (isa<ExpandOp>(c.op)) {
+    c.set(0, g.unbroadcast(dy, inputType));
+    return success();
+  }
+  // reshape, flatten, squeeze, unsqueeze: the same elements in order.
+  c.set(0, g.reshape(dy, inputType.getShape()));
+  return success();
+}
+
+/// The rule of reduce_sum and reduce_mean.
+LogicalResult reduceRule(RuleContext &c) {
+  GradientBuilder &g = c.g;
+  auto inputType = GradientBuilder::typeOf(c.operand(0));
+  SmallVector<int64_t> reduced;
+  if (auto sum = dyn_cast<ReduceSumOp>(c.op))
+    reduced = sum.getReducedDims();
+  else
+    reduced = cast<ReduceMeanOp>(c.op).getReducedDims();
+  SmallVector<int64_t> kept(inputType.getShape());
+  int64_t count = 1;
+  for (int64_t axis : reduced) {
+    count *= kept[axis];
+    kept[axis] = 1;
+  }
+  Value dy = c.grad();
+  if (isa<ReduceMeanOp>(c.op))
+    dy = g.scale(dy, 1.0 / static_cast<double>(count));
+  c.set(0, g.broadcastTo(dy, kept, inputType));
+  return success();
+}
+
+/// The rule of softmax and log_softmax along their axis.
+LogicalResult softmaxRule(RuleContext &c) {
+  GradientBuilder &g = c.g;
+  Value dy = c.grad(), y = c.result();
+  int64_t rank = GradientBuilder::typeOf(y).getRank();
+  if (auto softmax = dyn_cast<SoftmaxOp>(c.op)) {
+    // y (dy - sum(dy y))
+    int64_t axis = normalizeAxis(softmax.getAxis(), rank);
+    Value dot = g.reduceSum(g.mul(dy, y), {axis});
+    c.set(0, g.mul(y, g.sub(dy, dot)));
+    return success();
+  }
+  // log_softmax: dy - exp(y) sum(dy)
+  int64_t axis = normalizeAxis(cast<LogSoftmaxOp>(c.op).getAxis(), rank);
+  Value total = g.reduceSum(dy, {axis});
+  c.set(0, g.sub(dy, g.mul(g.exp(y), total)));
+  return success();
+}
+
+/// The rules of the losses.
+LogicalResult lossRule(RuleContext &c) {
+  GradientBuilder &g = c.g;
+  OpBuilder &b = g.builder;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(c.op)
+      .Case([&](SoftmaxCrossEntropyOp loss) -> LogicalResult {
+        if (c.wants(2))
+          return emitError(loss.getLoc(),
+                           "lethe-autodiff: the gradient of "
+                           "softmax_cross_entropy with respect to its "
+                           "weights is not implemented");
+        // The loss's contribution, then log_prob's (as log_softmax's).
+        Value dScores;
+        if (Value dLoss = c.grad(0))
+          dScores = SoftmaxCrossEntropyGradOp::create(
+              b, g.loc, dLoss, loss.getLogProb(), loss.getLabels(),
+              loss.getWeights(), loss.getReductionAttr(),
+              loss.getIgnoreIndexAttr());
+        if (Value dLogProb = c.grad(1)) {
+          Value total = g.reduceSum(dLogProb, {1});
+          Value viaLogProb =
+              g.sub(dLogProb, g.mul(g.exp(loss.getLogProb()), total));
+          dScores = dScores ? g.add(dScores, viaLogProb) : viaLogProb;
+        }
+        c.set(0, dScores);
+        return success();
+      })
+      .Case([&](NllOp loss) -> LogicalResult {
+        if (c.wants(2))
+          return emitError(loss.getLoc(),
+                           "lethe-autodiff: the gradient of nll with "
+                           "respect to its weight is not implemented");
+        c.set(0, NllGradOp::create(b, g.loc, loss.getInput().getType(),
+                                   c.grad(), loss.getTarget(), loss.getWeight(),
+                                   loss.getReductionAttr(),
+                                   loss.getIgnoreIndexAttr()));
+        return success();
+      })
+      .Case([&](MseOp loss) {
+        // d/dp of reduce((p - t)^2) = 2 (p - t) scaled by the loss gradient
+        // (per element for "none", divided by the count for "mean").
+        auto type = GradientBuilder::typeOf(loss.getPredictions());
+        double factor = 2.0;
+        if (loss.getReduction() == "mean")
+          factor /= static_cast<double>(type.getNumElements());
+        Value diff =
+            g.scale(g.sub(loss.getPredictions(), loss.getTargets()), factor);
+        Value dDiff = g.mul(diff, c.grad());
+        if (c.wants(0))
+          c.set(0, dDiff);
+        if (c.wants(1))
+          c.set(1, g.neg(dDiff));
+        return success();
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
+/// Runs the rule of `op`. Fails, after a diagnostic, when `op` has none.
+LogicalResult buildGradient(RuleContext &c) {
+  Operation *op = c.op;
+  auto noRule = [&]() -> LogicalResult {
+    return emitError(op->getLoc(), "lethe-autodiff: '")
+           << op->getName()
+           << "' has no gradient rule yet, and it lies between a "
+              "differentiated argument and the loss";
+  };
+  if (isa<AddOp, SubOp, MulOp, DivOp, PowOp>(op))
+    return binaryRule(c);
+  if (isa<NegOp, ReluOp, LeakyReluOp, GeluOp, SigmoidOp, TanhOp, ErfOp, ExpOp,
+          LogOp, SqrtOp>(op))
+    return unaryRule(c);
+  if (isa<MatMulOp>(op))
+    return matmulRule(c);
+  if (isa<GemmOp>(op))
+    return gemmRule(c);
+  if (isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ExpandOp>(
+          op))
+    return shapeRule(c);
+  if (isa<ReduceSumOp, ReduceMeanOp>(op))
+    return reduceRule(c);
+  if (isa<SoftmaxOp, LogSoftmaxOp>(op))
+    return softmaxRule(c);
+  if (isa<SoftmaxCrossEntropyOp, NllOp, MseOp>(op))
+    return lossRule(c);
+  if (auto castOp = dyn_cast<CastOp>(op)) {
+    Type from = GradientBuilder::elementTypeOf(castOp.getInput());
+    if (!isa<FloatType>(from))
+      return noRule();
+    c.set(0, CastOp::create(c.g.builder, c.g.loc, c.grad(), from));
+    return success();
+  }
+  return noRule();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct AutodiffPass : public lethe::impl::AutodiffPassBase<AutodiffPass> {
+  using AutodiffPassBase::AutodiffPassBase;
+
+  void runOnOperation() override {
+    if (failed(run()))
+      signalPassFailure();
+  }
+
+  LogicalResult run();
+};
+
+bool isFloatTensor(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
+
+} // namespace
+
+LogicalResult AutodiffPass::run() {
+  ModuleOp module = getOperation();
+  FailureOr<func::FuncOp> found =
+      findModelFunction(module, function, "lethe-autodiff");
+  if (failed(found))
+    return failure();
+  func::FuncOp func = *found;
+  if (!func.getBody().hasOneBlock())
+    return emitError(func.getLoc(),
+                     "lethe-autodiff: the function has several blocks");
+  if (func.getNumResults() == 0 || !func.getResultAttr(0, kLossAttr))
+    return emitError(func.getLoc(), "lethe-autodiff: @")
+           << func.getSymName()
+           << " has no loss (a first result marked lethe.loss); add one "
+              "with --lethe-add-loss";
+  if (Operation *other = module.lookupSymbol(name); other && other != func)
+    return emitError(func.getLoc(), "lethe-autodiff: the module already has "
+                                    "a symbol @")
+           << name << "; choose another name with name=NAME";
+
+  // The arguments to differentiate: trainable ones and the named inputs.
+  Block &body = func.getBody().front();
+  auto argName = [&](unsigned index) -> std::string {
+    if (auto attr = func.getArgAttrOfType<StringAttr>(index, kNameAttr))
+      return attr.str();
+    return "arg" + std::to_string(index);
+  };
+  llvm::StringSet<> requested;
+  for (const std::string &input : inputs)
+    requested.insert(input);
+  SmallVector<unsigned> wrt;
+  for (unsigned index = 0; index < func.getNumArguments(); ++index) {
+    std::string nameOfArg = argName(index);
+    bool wanted =
+        func.getArgAttr(index, kTrainableAttr) || requested.erase(nameOfArg);
+    if (!wanted)
+      continue;
+    if (!isFloatTensor(body.getArgument(index)))
+      return emitError(func.getLoc(), "lethe-autodiff: argument '")
+             << nameOfArg << "' is " << body.getArgument(index).getType()
+             << ", which has no gradient (not floating-point)";
+    wrt.push_back(index);
+  }
+  if (!requested.empty())
+    return emitError(func.getLoc(), "lethe-autodiff: inputs names '")
+           << requested.begin()->getKey() << "', which is not an argument of @"
+           << func.getSymName();
+
+  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+  Value loss = returnOp.getOperand(0);
+  if (!isFloatTensor(loss) ||
+      cast<RankedTensorType>(loss.getType()).getNumElements() != 1)
+    return emitError(func.getLoc(), "lethe-autodiff: the loss is ")
+           << loss.getType() << ", not one floating-point element";
+
+  // Active values: float values that depend on a differentiated argument
+  // and that the loss depends on.
+  llvm::DenseSet<Value> varied, useful;
+  for (unsigned index : wrt)
+    varied.insert(body.getArgument(index));
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return varied.contains(v); }))
+      for (Value result : op.getResults())
+        if (isFloatTensor(result))
+          varied.insert(result);
+  useful.insert(loss);
+  for (Operation &op : llvm::reverse(body.without_terminator()))
+    if (llvm::any_of(op.getResults(),
+                     [&](Value v) { return useful.contains(v); }))
+      for (Value operand : op.getOperands())
+        useful.insert(operand);
+  auto active = [&](Value v) {
+    return varied.contains(v) && useful.contains(v);
+  };
+
+  // Walk the active ops in reverse, accumulating gradients per value.
+  OpBuilder builder(returnOp);
+  llvm::DenseMap<Value, Value> grads;
+  grads[loss] = ConstantOp::create(
+      builder, loss.getLoc(),
+      DenseElementsAttr::get(
+          cast<RankedTensorType>(loss.getType()),
+          FloatAttr::get(GradientBuilder::elementTypeOf(loss), 1.0)));
+  SmallVector<Operation *> forward;
+  for (Operation &op : body.without_terminator())
+    forward.push_back(&op);
+  for (Operation *op : llvm::reverse(forward)) {
+    if (!llvm::any_of(op->getResults(), active))
+      continue;
+    SmallVector<Value> resultGrads;
+    bool anyGrad = false;
+    for (Value result : op->getResults()) {
+      resultGrads.push_back(grads.lookup(result));
+      anyGrad |= static_cast<bool>(resultGrads.back());
+    }
+    if (!anyGrad)
+      continue;
+    SmallVector<bool> wanted;
+    for (Value operand : op->getOperands())
+      wanted.push_back(active(operand));
+    if (llvm::none_of(wanted, [](bool w) { return w; }))
+      continue;
+    SmallVector<Value> operandGrads(op->getNumOperands());
+    GradientBuilder g(builder, op->getLoc());
+    RuleContext context{op, resultGrads, wanted, operandGrads, g};
+    if (failed(buildGradient(context)))
+      return failure();
+    for (auto [operand, grad, want] :
+         llvm::zip(op->getOperands(), operandGrads, wanted)) {
+      if (!grad || !want)
+        continue;
+      Value &sum = grads[operand];
+      sum = sum ? g.add(sum, grad) : grad;
+    }
+  }
+
+  // The new results: the loss and one gradient per differentiated argument.
+  SmallVector<Value> results{loss};
+  SmallVector<Type> resultTypes{loss.getType()};
+  SmallVector<DictionaryAttr> resultAttrs{func.getResultAttrDict(0)
+                                              ? func.getResultAttrDict(0)
+                                              : builder.getDictionaryAttr({})};
+  for (unsigned index : wrt) {
+    Value argument = body.getArgument(index);
+    Value grad = grads.lookup(argument);
+    if (!grad) {
+      GradientBuilder zero(builder, func.getLoc());
+      grad = zero.zeros(cast<RankedTensorType>(argument.getType()));
+    }
+    results.push_back(grad);
+    resultTypes.push_back(grad.getType());
+    resultAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr(kNameAttr,
+                              builder.getStringAttr(argName(index) + ".grad")),
+         builder.getNamedAttr(kGradientOfAttr,
+                              builder.getI64IntegerAttr(index))}));
+  }
+  func::ReturnOp::create(builder, returnOp.getLoc(), results);
+  returnOp.erase();
+  func.setFunctionType(
+      builder.getFunctionType(func.getFunctionType().getInputs(), resultTypes));
+  func.setAllResultAttrs(resultAttrs);
+  func.setSymName(name);
+
+  // Erase what only the dropped results needed.
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(body.without_terminator())))
+    if (op.use_empty())
+      op.erase();
+  return success();
+}

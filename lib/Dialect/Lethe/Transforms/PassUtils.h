@@ -1,0 +1,41 @@
+//===- PassUtils.h - Helpers shared by the Lethe passes ---------*- C++ -*-===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The argument and result attributes the importer and the training passes
+// put on the model function, and how a pass finds that function.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LETHE_LIB_DIALECT_LETHE_TRANSFORMS_PASSUTILS_H
+#define LETHE_LIB_DIALECT_LETHE_TRANSFORMS_PASSUTILS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::lethe {
+
+/// The ONNX name of an argument or result.
+inline constexpr StringLiteral kNameAttr = "lethe.name";
+/// An argument that holds a model parameter (an ONNX initializer).
+inline constexpr StringLiteral kParameterAttr = "lethe.parameter";
+/// A parameter that training updates.
+inline constexpr StringLiteral kTrainableAttr = "lethe.trainable";
+/// The label argument --lethe-add-loss adds.
+inline constexpr StringLiteral kLabelAttr = "lethe.label";
+/// The result that is the loss.
+inline constexpr StringLiteral kLossAttr = "lethe.loss";
+/// A result that is the gradient of the argument at the given index.
+inline constexpr StringLiteral kGradientOfAttr = "lethe.gradient_of";
+
+/// The model function a pass works on: the function named `name` if it is
+/// given, else @main, else the module's only function with a body. Emits an
+/// error prefixed with `passName` and fails when there is none.
+FailureOr<func::FuncOp> findModelFunction(ModuleOp module, StringRef name,
+                                          StringRef passName);
+
+} // namespace mlir::lethe
+
+#endif // LETHE_LIB_DIALECT_LETHE_TRANSFORMS_PASSUTILS_H

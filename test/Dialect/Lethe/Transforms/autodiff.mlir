@@ -1,0 +1,62 @@
+// RUN: lethe-opt %s -split-input-file --lethe-autodiff | FileCheck %s
+// RUN: lethe-opt %s -split-input-file --lethe-autodiff="name=step inputs=x" | FileCheck %s --check-prefix=INPUTS
+
+// The model becomes @train_step: the loss, then one gradient per trainable
+// argument in argument order; the other outputs (logits) are dropped. The
+// backward ops follow the forward ones in reverse: relu's gradient reads its
+// output, the gemm's bias gradient sums over the batch.
+
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32> {lethe.name = "x"}, %[[T:.*]]: tensor<4xi64> {lethe.label, lethe.name = "labels"}, %[[W:.*]]: tensor<5x3xf32> {lethe.name = "w", lethe.parameter, lethe.trainable}, %[[B:.*]]: tensor<5xf32> {lethe.name = "b", lethe.parameter, lethe.trainable}, %[[FROZEN:.*]]: tensor<5x2xf32> {lethe.name = "head", lethe.parameter})
+// CHECK-SAME: -> (tensor<f32> {lethe.loss, lethe.name = "loss"}, tensor<5x3xf32> {lethe.gradient_of = 2 : i64, lethe.name = "w.grad"}, tensor<5xf32> {lethe.gradient_of = 3 : i64, lethe.name = "b.grad"})
+// CHECK: %[[H:.*]] = lethe.gemm %[[X]], %[[W]], %[[B]] {trans_b}
+// CHECK: %[[R:.*]] = lethe.relu %[[H]]
+// CHECK: %[[Y:.*]] = lethe.matmul %[[R]], %[[FROZEN]]
+// CHECK: %[[LOSS:.*]], %[[LP:.*]] = lethe.softmax_cross_entropy %[[Y]], %[[T]]
+// CHECK: %[[ONE:.*]] = lethe.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[DY:.*]] = lethe.softmax_cross_entropy_grad %[[ONE]], %[[LP]], %[[T]] : (tensor<f32>, tensor<4x2xf32>, tensor<4xi64>) -> tensor<4x2xf32>
+// CHECK: %[[HT:.*]] = lethe.transpose %[[FROZEN]] {perm = array<i64: 1, 0>}
+// CHECK: %[[DR:.*]] = lethe.matmul %[[DY]], %[[HT]]
+// CHECK-NOT: lethe.transpose %[[R]]
+// CHECK: %[[DH:.*]] = lethe.relu_grad %[[DR]], %[[R]] : tensor<4x5xf32>
+// CHECK: %[[DW:.*]] = lethe.gemm %[[DH]], %[[X]] {trans_a} : (tensor<4x5xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
+// CHECK: %[[SUM:.*]] = lethe.reduce_sum %[[DH]] {axes = array<i64: 0>} : (tensor<4x5xf32>) -> tensor<1x5xf32>
+// CHECK: %[[DB:.*]] = lethe.reshape %[[SUM]] {allowzero, shape = array<i64: 5>}
+// CHECK: return %[[LOSS]], %[[DW]], %[[DB]] : tensor<f32>, tensor<5x3xf32>, tensor<5xf32>
+
+// With inputs=x, the data input gets a gradient too, in argument order.
+// INPUTS-LABEL: func.func @step
+// INPUTS-SAME: -> (tensor<f32> {lethe.loss, lethe.name = "loss"}, tensor<4x3xf32> {lethe.gradient_of = 0 : i64, lethe.name = "x.grad"}, tensor<5x3xf32> {lethe.gradient_of = 2 : i64, lethe.name = "w.grad"}, tensor<5xf32> {lethe.gradient_of = 3 : i64, lethe.name = "b.grad"})
+func.func @main(%x: tensor<4x3xf32> {lethe.name = "x"}, %t: tensor<4xi64> {lethe.label, lethe.name = "labels"}, %w: tensor<5x3xf32> {lethe.name = "w", lethe.parameter, lethe.trainable}, %b: tensor<5xf32> {lethe.name = "b", lethe.parameter, lethe.trainable}, %head: tensor<5x2xf32> {lethe.name = "head", lethe.parameter}) -> (tensor<f32> {lethe.loss, lethe.name = "loss"}, tensor<4x2xf32> {lethe.name = "logits"}) {
+  %h = lethe.gemm %x, %w, %b {trans_b} : (tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+  %r = lethe.relu %h : tensor<4x5xf32>
+  %y = lethe.matmul %r, %head : (tensor<4x5xf32>, tensor<5x2xf32>) -> tensor<4x2xf32>
+  %loss, %lp = lethe.softmax_cross_entropy %y, %t : (tensor<4x2xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x2xf32>)
+  return %loss, %y : tensor<f32>, tensor<4x2xf32>
+}
+
+// -----
+
+// A value used twice gets the sum of both contributions; a trainable
+// argument the loss does not depend on gets zeros; an op the loss does not
+// depend on is erased with the output that needed it. (%x is here for the
+// INPUTS run.)
+
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: -> (tensor<f32> {lethe.loss, lethe.name = "loss"}, tensor<3xf32> {lethe.gradient_of = 0 : i64, lethe.name = "p.grad"}, tensor<2xf32> {lethe.gradient_of = 1 : i64, lethe.name = "unused.grad"})
+// CHECK-NOT: lethe.exp
+// CHECK: %[[SQ:.*]] = lethe.mul %[[P:.*]], %[[P]]
+// CHECK: %[[LOSS:.*]] = lethe.reduce_sum %[[SQ]]
+// CHECK: %[[ONE:.*]] = lethe.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[G:.*]] = lethe.expand
+// CHECK: %[[A:.*]] = lethe.mul %[[G]], %[[P]]
+// CHECK: %[[B:.*]] = lethe.mul %[[G]], %[[P]]
+// CHECK: %[[DP:.*]] = lethe.add %[[A]], %[[B]]
+// CHECK: %[[ZERO:.*]] = lethe.constant dense<0.000000e+00> : tensor<2xf32>
+// CHECK: return %[[LOSS]], %[[DP]], %[[ZERO]]
+func.func @main(%p: tensor<3xf32> {lethe.name = "p", lethe.trainable}, %unused: tensor<2xf32> {lethe.name = "unused", lethe.trainable}, %x: tensor<2xf32> {lethe.name = "x"}) -> (tensor<f32> {lethe.loss, lethe.name = "loss"}, tensor<2xf32> {lethe.name = "side"}) {
+  %side = lethe.exp %unused : tensor<2xf32>
+  %sq = lethe.mul %p, %p : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %loss = lethe.reduce_sum %sq {keepdims = false} : (tensor<3xf32>) -> tensor<f32>
+  return %loss, %side : tensor<f32>, tensor<2xf32>
+}
