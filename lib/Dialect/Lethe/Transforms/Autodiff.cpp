@@ -534,8 +534,9 @@ LogicalResult AutodiffPass::run() {
   SmallVector<unsigned> wrt;
   for (unsigned index = 0; index < func.getNumArguments(); ++index) {
     std::string nameOfArg = argName(index);
-    bool wanted =
-        func.getArgAttr(index, kTrainableAttr) || requested.erase(nameOfArg);
+    // Erase first: a trainable argument may be named in inputs as well.
+    bool named = requested.erase(nameOfArg);
+    bool wanted = named || func.getArgAttr(index, kTrainableAttr);
     if (!wanted)
       continue;
     if (!isFloatTensor(body.getArgument(index)))
