@@ -259,7 +259,14 @@ const std::vector<GradientCase> kCases = {
   %s = lethe.reduce_sum %w {axes = array<i64: -1>} : (tensor<2x4xf64>) -> tensor<2x1xf64>
   %l = lethe.reduce_mean %s {keepdims = false} : (tensor<2x1xf64>) -> tensor<f64>
   return %l : tensor<f64>)"},
-    // Softmax.
+    // Softmax, along a given axis and the default one (-1).
+    weighted("softmax_default_axis", "%x: tensor<3x4xf64> {lethe.trainable}",
+             R"(%y = lethe.softmax %x : tensor<3x4xf64>)", "tensor<3x4xf64>",
+             -2, 2),
+    weighted("log_softmax_default_axis",
+             "%x: tensor<3x4xf64> {lethe.trainable}",
+             R"(%y = lethe.log_softmax %x : tensor<3x4xf64>)",
+             "tensor<3x4xf64>", -2, 2),
     weighted("softmax", "%x: tensor<3x4xf64> {lethe.trainable}",
              R"(%y = lethe.softmax %x {axis = 1 : i64} : tensor<3x4xf64>)",
              "tensor<3x4xf64>", -2, 2),

@@ -50,20 +50,17 @@ public:
   GradientBuilder(OpBuilder &builder, Location loc)
       : builder(builder), loc(loc) {}
 
-  /// A scalar (rank-0) constant of `elementType`.
-  Value scalar(Type elementType, double value) {
-    auto type = RankedTensorType::get({}, elementType);
-    return ConstantOp::create(
-        builder, loc,
-        DenseElementsAttr::get(type, FloatAttr::get(elementType, value)));
-  }
-
-  /// A zero tensor of `type`.
-  Value zeros(RankedTensorType type) {
+  /// A constant of `type` (floating-point) with every element `value`.
+  Value splat(RankedTensorType type, double value) {
     return ConstantOp::create(
         builder, loc,
         DenseElementsAttr::get(type,
-                               FloatAttr::get(type.getElementType(), 0.0)));
+                               FloatAttr::get(type.getElementType(), value)));
+  }
+
+  /// A scalar (rank-0) constant of `elementType`.
+  Value scalar(Type elementType, double value) {
+    return splat(RankedTensorType::get({}, elementType), value);
   }
 
   Value add(Value a, Value b) { return AddOp::create(builder, loc, a, b); }
@@ -117,6 +114,12 @@ public:
     return reshape(summed, type.getShape());
   }
 
+  /// The gradient of log_softmax's input from that of its output `y`
+  /// along `axis`: dy - exp(y) sum(dy).
+  Value logSoftmaxGrad(Value dy, Value y, int64_t axis) {
+    return sub(dy, mul(exp(y), reduceSum(dy, {axis})));
+  }
+
   /// `grad` of a reduced value broadcast back to `type` (the reduction's
   /// input), given the reduced shape with kept dims `keptShape`.
   Value broadcastTo(Value grad, ArrayRef<int64_t> keptShape,
@@ -145,11 +148,6 @@ SmallVector<int64_t> swapLastTwo(int64_t rank) {
   std::iota(perm.begin(), perm.end(), 0);
   std::swap(perm[rank - 1], perm[rank - 2]);
   return perm;
-}
-
-/// `axis` (possibly negative) as a dim of a rank-`rank` tensor.
-int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
 }
 
 //===----------------------------------------------------------------------===//
@@ -366,22 +364,19 @@ LogicalResult reduceRule(RuleContext &c) {
   return success();
 }
 
-/// The rule of softmax and log_softmax along their axis.
+/// The rule of softmax and log_softmax along their axis (reduce_sum takes
+/// it negative as well).
 LogicalResult softmaxRule(RuleContext &c) {
   GradientBuilder &g = c.g;
   Value dy = c.grad(), y = c.result();
-  int64_t rank = GradientBuilder::typeOf(y).getRank();
   if (auto softmax = dyn_cast<SoftmaxOp>(c.op)) {
     // y (dy - sum(dy y))
-    int64_t axis = normalizeAxis(softmax.getAxis(), rank);
-    Value dot = g.reduceSum(g.mul(dy, y), {axis});
+    Value dot = g.reduceSum(g.mul(dy, y), {softmax.getAxisAttr().getInt()});
     c.set(0, g.mul(y, g.sub(dy, dot)));
     return success();
   }
-  // log_softmax: dy - exp(y) sum(dy)
-  int64_t axis = normalizeAxis(cast<LogSoftmaxOp>(c.op).getAxis(), rank);
-  Value total = g.reduceSum(dy, {axis});
-  c.set(0, g.sub(dy, g.mul(g.exp(y), total)));
+  c.set(0, g.logSoftmaxGrad(dy, y,
+                            cast<LogSoftmaxOp>(c.op).getAxisAttr().getInt()));
   return success();
 }
 
@@ -404,9 +399,7 @@ LogicalResult lossRule(RuleContext &c) {
               loss.getWeights(), loss.getReductionAttr(),
               loss.getIgnoreIndexAttr());
         if (Value dLogProb = c.grad(1)) {
-          Value total = g.reduceSum(dLogProb, {1});
-          Value viaLogProb =
-              g.sub(dLogProb, g.mul(g.exp(loss.getLogProb()), total));
+          Value viaLogProb = g.logSoftmaxGrad(dLogProb, loss.getLogProb(), 1);
           dScores = dScores ? g.add(dScores, viaLogProb) : viaLogProb;
         }
         c.set(0, dScores);
@@ -470,10 +463,9 @@ LogicalResult buildGradient(RuleContext &c) {
   if (isa<SoftmaxCrossEntropyOp, NllOp, MseOp>(op))
     return lossRule(c);
   if (auto castOp = dyn_cast<CastOp>(op)) {
-    Type from = GradientBuilder::elementTypeOf(castOp.getInput());
-    if (!isa<FloatType>(from))
-      return noRule();
-    c.set(0, CastOp::create(c.g.builder, c.g.loc, c.grad(), from));
+    // Active, so from a float type (integers carry no gradient).
+    c.set(0, CastOp::create(c.g.builder, c.g.loc, c.grad(),
+                            GradientBuilder::elementTypeOf(castOp.getInput())));
     return success();
   }
   return noRule();
@@ -581,11 +573,8 @@ LogicalResult AutodiffPass::run() {
   // Walk the active ops in reverse, accumulating gradients per value.
   OpBuilder builder(returnOp);
   llvm::DenseMap<Value, Value> grads;
-  grads[loss] = ConstantOp::create(
-      builder, loss.getLoc(),
-      DenseElementsAttr::get(
-          cast<RankedTensorType>(loss.getType()),
-          FloatAttr::get(GradientBuilder::elementTypeOf(loss), 1.0)));
+  grads[loss] = GradientBuilder(builder, loss.getLoc())
+                    .splat(GradientBuilder::typeOf(loss), 1.0);
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())
     forward.push_back(&op);
@@ -628,10 +617,9 @@ LogicalResult AutodiffPass::run() {
   for (unsigned index : wrt) {
     Value argument = body.getArgument(index);
     Value grad = grads.lookup(argument);
-    if (!grad) {
-      GradientBuilder zero(builder, func.getLoc());
-      grad = zero.zeros(cast<RankedTensorType>(argument.getType()));
-    }
+    if (!grad)
+      grad = GradientBuilder(builder, func.getLoc())
+                 .splat(GradientBuilder::typeOf(argument), 0.0);
     results.push_back(grad);
     resultTypes.push_back(grad.getType());
     resultAttrs.push_back(builder.getDictionaryAttr(
