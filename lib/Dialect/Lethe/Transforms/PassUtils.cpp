@@ -6,6 +6,8 @@
 
 #include "PassUtils.h"
 
+#include "mlir/IR/Builders.h"
+
 using namespace mlir;
 
 FailureOr<func::FuncOp>
@@ -30,4 +32,25 @@ lethe::findModelFunction(ModuleOp module, StringRef name, StringRef passName) {
            << " functions with a body and none is @main; name the model "
               "function with function=NAME";
   return defined.front();
+}
+
+std::optional<unsigned> lethe::findStepArgument(func::FuncOp func) {
+  for (unsigned index = 0; index < func.getNumArguments(); ++index)
+    if (func.getArgAttr(index, kStepAttr))
+      return index;
+  return std::nullopt;
+}
+
+BlockArgument lethe::getOrAddStepArgument(func::FuncOp func) {
+  if (std::optional<unsigned> index = findStepArgument(func))
+    return func.getArgument(*index);
+  Builder builder(func.getContext());
+  unsigned index = func.getNumArguments();
+  auto type = RankedTensorType::get({}, builder.getI64Type());
+  auto attrs = builder.getDictionaryAttr(
+      {builder.getNamedAttr(kNameAttr, builder.getStringAttr("step")),
+       builder.getNamedAttr(kStepAttr, builder.getUnitAttr())});
+  if (failed(func.insertArgument(index, type, attrs, func.getLoc())))
+    return {};
+  return func.getArgument(index);
 }

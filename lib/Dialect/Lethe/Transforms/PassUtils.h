@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
+
 namespace mlir::lethe {
 
 /// The ONNX name of an argument or result.
@@ -29,12 +31,26 @@ inline constexpr StringLiteral kLabelAttr = "lethe.label";
 inline constexpr StringLiteral kLossAttr = "lethe.loss";
 /// A result that is the gradient of the argument at the given index.
 inline constexpr StringLiteral kGradientOfAttr = "lethe.gradient_of";
+/// A result that is the next value of the argument at the given index (an
+/// updated parameter, optimizer state or running statistic): a driver that
+/// runs several steps feeds it back into that argument.
+inline constexpr StringLiteral kUpdatesAttr = "lethe.updates";
+/// The argument that holds the training step's number (a tensor<i64>,
+/// counting from 0): dropout masks and optimizer schedules depend on it.
+inline constexpr StringLiteral kStepAttr = "lethe.step";
 
 /// The model function a pass works on: the function named `name` if it is
 /// given, else @main, else the module's only function with a body. Emits an
 /// error prefixed with `passName` and fails when there is none.
 FailureOr<func::FuncOp> findModelFunction(ModuleOp module, StringRef name,
                                           StringRef passName);
+
+/// The argument of `func` marked `lethe.step`, added (a tensor<i64> named
+/// "step", appended to the arguments) when there is none.
+BlockArgument getOrAddStepArgument(func::FuncOp func);
+
+/// The index of the argument of `func` marked `lethe.step`, if any.
+std::optional<unsigned> findStepArgument(func::FuncOp func);
 
 } // namespace mlir::lethe
 
