@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cstring>
 #include <limits>
 
 using namespace mlir;
@@ -86,6 +87,26 @@ lethe_rt_nearest_mode getNearestMode(StringRef mode) {
       .Case("floor", LETHE_RT_FLOOR)
       .Case("ceil", LETHE_RT_CEIL)
       .Default(LETHE_RT_ROUND_PREFER_FLOOR);
+}
+
+/// The runtime options of resize or resize_grad.
+template <typename ResizeLikeOp>
+lethe_rt_resize_options getResizeOptions(ResizeLikeOp resize) {
+  lethe_rt_resize_options options{};
+  options.mode = llvm::StringSwitch<lethe_rt_resize_mode>(resize.getMode())
+                     .Case("linear", LETHE_RT_RESIZE_LINEAR)
+                     .Case("cubic", LETHE_RT_RESIZE_CUBIC)
+                     .Default(LETHE_RT_RESIZE_NEAREST);
+  options.coordinates =
+      getCoordinateMode(resize.getCoordinateTransformationMode());
+  options.nearest = getNearestMode(resize.getNearestMode());
+  options.cubic_coeff_a = resize.getCubicCoeffA().convertToDouble();
+  options.exclude_outside = resize.getExcludeOutside();
+  std::optional<ArrayRef<double>> roi = resize.getRoi();
+  options.roi = roi ? roi->data() : nullptr;
+  options.extrapolation_value =
+      resize.getExtrapolationValue().convertToDouble();
+  return options;
 }
 
 lethe_rt_reduction getReduction(StringRef reduction) {
@@ -218,6 +239,12 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
             conv.getDilations().data(), conv.getOutputPadding().data(),
             conv.getGroup(), execution.out()));
       })
+      .Case([&](ConvGradWeightOp grad) {
+        return execution.check(lethe_rt_conv_grad_weight(
+            context, execution.in(0), execution.in(1), grad.getStrides().data(),
+            grad.getPads().data(), grad.getDilations().data(), grad.getGroup(),
+            execution.out()));
+      })
       .Case([&](MaxPoolOp pool) {
         return execution.check(lethe_rt_max_pool(
             context, execution.in(0), pool.getKernelShape().data(),
@@ -237,6 +264,19 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
             context, execution.in(0), pool.getKernelShape().data(),
             pool.getStrides().data(), pool.getPads().data(),
             pool.getCountIncludePad(), execution.out()));
+      })
+      .Case([&](MaxPoolGradOp grad) {
+        return execution.check(lethe_rt_max_pool_grad(
+            context, execution.in(0), execution.in(1),
+            grad.getKernelShape().data(), grad.getStrides().data(),
+            grad.getPads().data(), grad.getDilations().data(),
+            execution.out()));
+      })
+      .Case([&](AvgPoolGradOp grad) {
+        return execution.check(lethe_rt_avg_pool_grad(
+            context, execution.in(0), grad.getKernelShape().data(),
+            grad.getStrides().data(), grad.getPads().data(),
+            grad.getCountIncludePad(), execution.out()));
       })
       .Case([&](GlobalAvgPoolOp) {
         return execution.check(lethe_rt_global_avg_pool(
@@ -267,6 +307,19 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
             norm.getEpsilon().convertToDouble(), execution.out(0),
             execution.out(1), execution.out(2)));
       })
+      .Case([&](BatchNormGradOp) {
+        return execution.check(lethe_rt_batch_norm_grad(
+            context, execution.in(0), execution.in(1), execution.in(2),
+            execution.in(3), execution.in(4), execution.out(0),
+            execution.out(1), execution.out(2)));
+      })
+      .Case([&](LayerNormGradOp grad) {
+        int64_t axis = normalize(grad.getAxis(), execution.in(1)->rank);
+        return execution.check(lethe_rt_layer_norm_grad(
+            context, execution.in(0), execution.in(1), execution.in(2),
+            execution.in(3), execution.in(4), axis, execution.out(0),
+            execution.out(1), execution.out(2)));
+      })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
         int64_t axis = normalize(softmax.getAxis(), execution.in(0)->rank);
         bool log = isa<LogSoftmaxOp>(softmax.getOperation());
@@ -274,10 +327,14 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
                                                 log, execution.out()));
       })
       .Case([&](DropoutOp dropout) {
+        int64_t step = 0;
+        if (dropout.getStep())
+          std::memcpy(&step, operands[1]->data(), sizeof(step));
         return execution.check(lethe_rt_dropout(
             context, execution.in(0), dropout.getRatio().convertToDouble(),
-            static_cast<uint64_t>(dropout.getSeed()), /*step=*/0,
-            dropout.getTraining(), execution.out(0), execution.out(1)));
+            static_cast<uint64_t>(dropout.getSeed()),
+            static_cast<uint64_t>(step), dropout.getTraining(),
+            execution.out(0), execution.out(1)));
       })
       // Reductions.
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](auto reduce) {
@@ -385,25 +442,13 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
         return execution.check(
             lethe_rt_expand(context, execution.in(0), execution.out()));
       })
-      .Case([&](ResizeOp resize) {
-        lethe_rt_resize_options options{};
-        options.mode =
-            llvm::StringSwitch<lethe_rt_resize_mode>(resize.getMode())
-                .Case("linear", LETHE_RT_RESIZE_LINEAR)
-                .Case("cubic", LETHE_RT_RESIZE_CUBIC)
-                .Default(LETHE_RT_RESIZE_NEAREST);
-        options.coordinates =
-            getCoordinateMode(resize.getCoordinateTransformationMode());
-        options.nearest = getNearestMode(resize.getNearestMode());
-        options.cubic_coeff_a = resize.getCubicCoeffA().convertToDouble();
-        options.exclude_outside = resize.getExcludeOutside();
-        std::optional<ArrayRef<double>> roi = resize.getRoi();
-        options.roi = roi ? roi->data() : nullptr;
-        options.extrapolation_value =
-            resize.getExtrapolationValue().convertToDouble();
-        return execution.check(lethe_rt_resize(context, execution.in(0),
-                                               resize.getScales().data(),
-                                               &options, execution.out()));
+      .Case<ResizeOp, ResizeGradOp>([&](auto resize) {
+        lethe_rt_resize_options options = getResizeOptions(resize);
+        auto run = isa<ResizeOp>(resize.getOperation()) ? lethe_rt_resize
+                                                        : lethe_rt_resize_grad;
+        return execution.check(run(context, execution.in(0),
+                                   resize.getScales().data(), &options,
+                                   execution.out()));
       })
       .Default([&](Operation *other) {
         return other->emitError("the interpreter cannot execute '")

@@ -12,10 +12,13 @@ prediction:
   unet         a small U-Net: two down-sampling stages, a bottleneck, and
                up-sampling (Resize) with skip concatenations
 
-    /usr/bin/python3 -m lethe.onnx_models --out DIR [--batch N]
+    /usr/bin/python3 -m lethe.onnx_models --out DIR [--tiny] [--float64]
 
 writes DIR/<name>.onnx for every model (run from python/ or with python/ on
-PYTHONPATH). Uses Debian's python3-onnx and python3-numpy only.
+PYTHONPATH). --tiny builds each model with small dimensions (the same
+graph), --float64 in double precision: the gradient tests check tiny f64
+models against finite differences. Uses Debian's python3-onnx and
+python3-numpy only.
 """
 
 import argparse
@@ -188,16 +191,49 @@ def unet(batch=1, channels=1, base=8, image=32, seed=4):
 
 MODELS = {"mlp": mlp, "cnn": cnn, "transformer": transformer, "unet": unet}
 
+# Small dimensions for each model: the same graphs, cheap enough to check
+# every gradient against finite differences.
+TINY = {
+    "mlp": dict(batch=4, features=6, hidden=8, classes=3),
+    "cnn": dict(batch=2, channels=4, classes=3, image=8),
+    "transformer": dict(batch=2, sequence=4, model_dim=8, heads=2, ff_dim=16),
+    "unet": dict(batch=1, channels=1, base=2, image=8),
+}
+
+
+def as_float64(model):
+    """The model with every float tensor in double precision, except
+    Resize's scales and roi, which ONNX requires to be float."""
+    graph = model.graph
+    keep = set()
+    for node in graph.node:
+        if node.op_type == "Resize":
+            keep.update(name for name in node.input[1:3] if name)
+    for i, tensor in enumerate(graph.initializer):
+        if tensor.data_type == TensorProto.FLOAT and tensor.name not in keep:
+            value = numpy_helper.to_array(tensor).astype(np.float64)
+            graph.initializer[i].CopyFrom(numpy_helper.from_array(value, tensor.name))
+    for info in list(graph.input) + list(graph.output):
+        if info.type.tensor_type.elem_type == TensorProto.FLOAT:
+            info.type.tensor_type.elem_type = TensorProto.DOUBLE
+    onnx.checker.check_model(model)
+    return model
+
 
 def main():
     parser = argparse.ArgumentParser(description="Write Lethe's test models as ONNX files.")
     parser.add_argument("--out", required=True, help="directory to write <name>.onnx into")
     parser.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--tiny", action="store_true", help="small dimensions (the same graphs)")
+    parser.add_argument("--float64", action="store_true", help="double precision")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for name in args.models:
         path = os.path.join(args.out, f"{name}.onnx")
-        onnx.save(MODELS[name](), path)
+        model = MODELS[name](**(TINY[name] if args.tiny else {}))
+        if args.float64:
+            model = as_float64(model)
+        onnx.save(model, path)
         print(f"wrote {path}")
 
 

@@ -9,7 +9,9 @@
 // (C/group) * prod(kernel) rows and prod(output spatial) columns, which is
 // the workspace the cost model assumes. The transposed convolution is the
 // adjoint: a GEMM with the transposed weight into a column buffer, then
-// col2im, which adds the columns into the output in a fixed order.
+// col2im, which adds the columns into the output in a fixed order. The
+// weight gradient multiplies the output gradient by the forward's columns
+// transposed, summing the images in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,7 +102,24 @@ std::vector<int64_t> makeIndexMap(const Geometry &geometry) {
   return map;
 }
 
-/// Checks the tensors shared by both kernels.
+/// im2col for `channels` channel planes from `plane`: row (c, k) of
+/// `column` holds, for every output position, the input element that kernel
+/// position k of channel c reads (0 in padding).
+template <typename T>
+void im2col(const T *plane, int64_t channels, const Geometry &geometry,
+            const std::vector<int64_t> &indexMap, T *column) {
+  int64_t columns = geometry.outputSize;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t k = 0; k < geometry.kernelSize; ++k) {
+      T *row = column + (c * geometry.kernelSize + k) * columns;
+      const int64_t *map = indexMap.data() + k * columns;
+      const T *channel = plane + c * geometry.inputSize;
+      for (int64_t o = 0; o < columns; ++o)
+        row[o] = map[o] < 0 ? T{} : channel[map[o]];
+    }
+}
+
+/// Checks the tensors shared by the kernels.
 bool checkOperands(lethe_rt_context *context, const char *kernel,
                    const lethe_rt_tensor *x, const lethe_rt_tensor *w,
                    const lethe_rt_tensor *bias, const lethe_rt_tensor *out,
@@ -133,6 +152,51 @@ bool checkOperands(lethe_rt_context *context, const char *kernel,
   return true;
 }
 
+/// The names a kernel gives the convolution's weight and output.
+struct ConvolutionNames {
+  const char *weight, *output;
+};
+
+/// Checks a convolution of x with w (and bias) into out, as lethe_rt_conv
+/// computes it, and describes its geometry.
+bool checkConvolution(lethe_rt_context *context, const char *kernel,
+                      const lethe_rt_tensor *x, const lethe_rt_tensor *w,
+                      const lethe_rt_tensor *bias, const lethe_rt_tensor *out,
+                      const int64_t *strides, const int64_t *pads,
+                      const int64_t *dilations, int64_t group,
+                      ConvolutionNames names, Geometry &geometry) {
+  if (!checkOperands(context, kernel, x, w, bias, out, group) ||
+      !checkDtype(context, kernel, names.output, out, x->dtype))
+    return false;
+  int64_t channels = x->shape[1], filters = w->shape[0];
+  if (channels % group || filters % group || w->shape[1] * group != channels ||
+      out->shape[1] != filters) {
+    fail(context, kernel,
+         "channels do not match: x (%s), %s (%s), %s (%s), group %lld",
+         shapeString(*x).c_str(), names.weight, shapeString(*w).c_str(),
+         names.output, shapeString(*out).c_str(),
+         static_cast<long long>(group));
+    return false;
+  }
+  int32_t rank = x->rank - 2;
+  if (!makeGeometry(context, kernel, x->shape + 2, out->shape + 2, w->shape + 2,
+                    strides, pads, dilations, rank, geometry))
+    return false;
+  for (int32_t dim = 0; dim < rank; ++dim) {
+    int64_t span = geometry.input[dim] + pads[dim] + pads[dim + rank] -
+                   dilations[dim] * (geometry.kernel[dim] - 1) - 1;
+    if (span < 0 || span / strides[dim] + 1 != geometry.output[dim]) {
+      fail(context, kernel,
+           "%s's spatial dim %d (%lld) does not match x, %s and the "
+           "attributes",
+           names.output, dim, static_cast<long long>(geometry.output[dim]),
+           names.weight);
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 extern "C" lethe_rt_status
@@ -142,29 +206,11 @@ lethe_rt_conv(lethe_rt_context *context, const lethe_rt_tensor *x,
               const int64_t *dilations, int64_t group,
               const lethe_rt_tensor *out) {
   const char *kernel = "lethe_rt_conv";
-  if (!checkOperands(context, kernel, x, w, bias, out, group))
+  Geometry geometry;
+  if (!checkConvolution(context, kernel, x, w, bias, out, strides, pads,
+                        dilations, group, {"w", "out"}, geometry))
     return LETHE_RT_ERROR;
   int64_t batch = x->shape[0], channels = x->shape[1], filters = w->shape[0];
-  if (channels % group || filters % group || w->shape[1] * group != channels ||
-      out->shape[1] != filters)
-    return fail(context, kernel,
-                "channels do not match: x (%s), w (%s), out (%s), group %lld",
-                shapeString(*x).c_str(), shapeString(*w).c_str(),
-                shapeString(*out).c_str(), static_cast<long long>(group));
-  Geometry geometry;
-  int32_t rank = x->rank - 2;
-  if (!makeGeometry(context, kernel, x->shape + 2, out->shape + 2, w->shape + 2,
-                    strides, pads, dilations, rank, geometry))
-    return LETHE_RT_ERROR;
-  for (int32_t dim = 0; dim < rank; ++dim) {
-    int64_t span = geometry.input[dim] + pads[dim] + pads[dim + rank] -
-                   dilations[dim] * (geometry.kernel[dim] - 1) - 1;
-    if (span < 0 || span / strides[dim] + 1 != geometry.output[dim])
-      return fail(context, kernel,
-                  "out's spatial dim %d (%lld) does not match x, w and the "
-                  "attributes",
-                  dim, static_cast<long long>(geometry.output[dim]));
-  }
   std::vector<int64_t> indexMap = makeIndexMap(geometry);
   int64_t groupChannels = channels / group, groupFilters = filters / group;
   int64_t rows = groupChannels * geometry.kernelSize;
@@ -180,18 +226,9 @@ lethe_rt_conv(lethe_rt_context *context, const lethe_rt_tensor *x,
     GemmWorkspace<C> workspace;
     for (int64_t image = 0; image < batch; ++image) {
       for (int64_t g = 0; g < group; ++g) {
-        // im2col: row (c, k) holds, for every output position, the input
-        // element the kernel position k of channel c reads (0 in padding).
-        const T *plane =
-            input + (image * channels + g * groupChannels) * geometry.inputSize;
-        for (int64_t c = 0; c < groupChannels; ++c)
-          for (int64_t k = 0; k < geometry.kernelSize; ++k) {
-            T *row = column.data() + (c * geometry.kernelSize + k) * columns;
-            const int64_t *map = indexMap.data() + k * columns;
-            const T *channel = plane + c * geometry.inputSize;
-            for (int64_t o = 0; o < columns; ++o)
-              row[o] = map[o] < 0 ? T{} : channel[map[o]];
-          }
+        im2col(input +
+                   (image * channels + g * groupChannels) * geometry.inputSize,
+               groupChannels, geometry, indexMap, column.data());
         multiplyMatrices<T>(
             groupFilters, columns, rows,
             MatrixRef<T>{weight + g * groupFilters * rows, rows, 1},
@@ -297,6 +334,56 @@ lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
                         : result[filter * geometry.inputSize + i]);
       }
     }
+  });
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status
+lethe_rt_conv_grad_weight(lethe_rt_context *context, const lethe_rt_tensor *x,
+                          const lethe_rt_tensor *dy, const int64_t *strides,
+                          const int64_t *pads, const int64_t *dilations,
+                          int64_t group, const lethe_rt_tensor *dw) {
+  const char *kernel = "lethe_rt_conv_grad_weight";
+  // dy plays the convolution's output, dw its weight.
+  Geometry geometry;
+  if (!checkConvolution(context, kernel, x, dw, /*bias=*/nullptr, dy, strides,
+                        pads, dilations, group, {"dw", "dy"}, geometry))
+    return LETHE_RT_ERROR;
+  int64_t batch = x->shape[0], channels = x->shape[1], filters = dw->shape[0];
+  std::vector<int64_t> indexMap = makeIndexMap(geometry);
+  int64_t groupChannels = channels / group, groupFilters = filters / group;
+  int64_t rows = groupChannels * geometry.kernelSize;
+  int64_t columns = geometry.outputSize;
+
+  dispatchFloat(x->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    const T *input = static_cast<const T *>(x->data);
+    const T *gradient = static_cast<const T *>(dy->data);
+    std::vector<T> column(rows * columns);
+    std::vector<C> product(groupFilters * rows), sum(filters * rows, C(0));
+    GemmWorkspace<C> workspace;
+    for (int64_t image = 0; image < batch; ++image) {
+      for (int64_t g = 0; g < group; ++g) {
+        // The forward's columns, then dw_g += dy_g (groupFilters x columns)
+        // * column^T (columns x rows), images in order.
+        im2col(input +
+                   (image * channels + g * groupChannels) * geometry.inputSize,
+               groupChannels, geometry, indexMap, column.data());
+        multiplyMatrices<T>(
+            groupFilters, rows, columns,
+            MatrixRef<T>{gradient +
+                             (image * filters + g * groupFilters) * columns,
+                         columns, 1},
+            MatrixRef<T>{column.data(), 1, columns}, product.data(), rows,
+            workspace);
+        C *target = sum.data() + g * groupFilters * rows;
+        for (int64_t i = 0; i < groupFilters * rows; ++i)
+          target[i] += product[i];
+      }
+    }
+    for (int64_t i = 0; i < filters * rows; ++i)
+      store<T>(dw->data, i, sum[i]);
   });
   return LETHE_RT_OK;
 }

@@ -14,7 +14,8 @@
 // norm), y = (x - mean) * inv_std * scale + bias (layer norm), e = exp(x -
 // max) (softmax, which then writes e / sum in f64; log-softmax writes x - max
 // - log(sum) in f64). Parameter tensors (scale, bias, running statistics,
-// saved statistics) may have any float dtype.
+// saved statistics) may have any float dtype. The gradients of batch and
+// layer normalization compute in f64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -271,6 +272,26 @@ void softmaxAxis(const lethe_rt_tensor &x, int64_t outer, int64_t size,
   }
 }
 
+/// Checks that layer normalization's `mean` and `inv_std_dev` have x's
+/// shape with the dims from `axis` on set to 1.
+bool checkLayerNormStatistics(lethe_rt_context *context, const char *kernel,
+                              const lethe_rt_tensor &x, int64_t axis,
+                              const lethe_rt_tensor &mean,
+                              const lethe_rt_tensor &invStdDev) {
+  std::vector<int64_t> statShape = shapeOf(x);
+  std::fill(statShape.begin() + axis, statShape.end(), 1);
+  for (const auto &[what, stat] :
+       {std::pair<const char *, const lethe_rt_tensor *>{"mean", &mean},
+        {"inv_std_dev", &invStdDev}})
+    if (shapeOf(*stat) != statShape) {
+      fail(context, kernel, "%s (%s) must be %s for x (%s), axis %lld", what,
+           shapeString(*stat).c_str(), shapeText(statShape).c_str(),
+           shapeString(x).c_str(), static_cast<long long>(axis));
+      return false;
+    }
+  return true;
+}
+
 } // namespace
 
 extern "C" lethe_rt_status
@@ -387,16 +408,8 @@ lethe_rt_layer_norm(lethe_rt_context *context, const lethe_rt_tensor *x,
     return fail(context, kernel,
                 "bias (%s) does not broadcast to the normalized shape %s",
                 shapeString(*bias).c_str(), shapeText(normalizedShape).c_str());
-  std::vector<int64_t> statShape = shapeOf(*x);
-  std::fill(statShape.begin() + axis, statShape.end(), 1);
-  for (const auto &[what, stat] :
-       {std::pair<const char *, const lethe_rt_tensor *>{"mean", mean},
-        {"inv_std_dev", inv_std_dev}})
-    if (shapeOf(*stat) != statShape)
-      return fail(context, kernel, "%s (%s) must be %s for x (%s), axis %lld",
-                  what, shapeString(*stat).c_str(),
-                  shapeText(statShape).c_str(), shapeString(*x).c_str(),
-                  static_cast<long long>(axis));
+  if (!checkLayerNormStatistics(context, kernel, *x, axis, *mean, *inv_std_dev))
+    return LETHE_RT_ERROR;
 
   int64_t size = numElements(normalized), rows = numElements(*mean);
   std::vector<double> means(rows), invStdDevs(rows);
@@ -439,5 +452,131 @@ extern "C" lethe_rt_status lethe_rt_softmax(lethe_rt_context *context,
     softmaxAxis<decltype(tag)>(*x, outer, x->shape[axis], inner, log != 0,
                                *out);
   });
+  return LETHE_RT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients (in f64, sums in a fixed sequential order)
+//===----------------------------------------------------------------------===//
+
+extern "C" lethe_rt_status lethe_rt_batch_norm_grad(
+    lethe_rt_context *context, const lethe_rt_tensor *dy,
+    const lethe_rt_tensor *x, const lethe_rt_tensor *scale,
+    const lethe_rt_tensor *saved_mean, const lethe_rt_tensor *saved_inv_std,
+    const lethe_rt_tensor *dx, const lethe_rt_tensor *dscale,
+    const lethe_rt_tensor *dbias) {
+  const char *kernel = "lethe_rt_batch_norm_grad";
+  if (!checkBatchNormData(context, kernel, x, dx) ||
+      !checkDtype(context, kernel, "dy", dy, x->dtype) ||
+      !checkSameShape(context, kernel, "x", *x, "dy", *dy))
+    return LETHE_RT_ERROR;
+  int64_t channels = x->shape[1];
+  if (!checkChannelTensor(context, kernel, "scale", scale, channels, *x) ||
+      !checkChannelTensor(context, kernel, "saved_mean", saved_mean, channels,
+                          *x) ||
+      !checkChannelTensor(context, kernel, "saved_inv_std", saved_inv_std,
+                          channels, *x) ||
+      !checkChannelTensor(context, kernel, "dscale", dscale, channels, *x) ||
+      !checkChannelTensor(context, kernel, "dbias", dbias, channels, *x))
+    return LETHE_RT_ERROR;
+  std::vector<double> factor = readDoubles(*scale),
+                      mean = readDoubles(*saved_mean),
+                      invStd = readDoubles(*saved_inv_std);
+  std::vector<double> sumDy(channels, 0), sumDyXhat(channels, 0);
+  int64_t batch = x->shape[0], spatial = spatialSize(*x);
+  double count = static_cast<double>(batch * spatial);
+  dispatchFloat(x->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    auto xhat = [&](int64_t index, int64_t c) {
+      return (static_cast<double>(load<T>(x->data, index)) - mean[c]) *
+             invStd[c];
+    };
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t n = 0; n < batch; ++n) {
+        int64_t base = (n * channels + c) * spatial;
+        for (int64_t s = 0; s < spatial; ++s) {
+          double g = load<T>(dy->data, base + s);
+          sumDy[c] += g;
+          sumDyXhat[c] += g * xhat(base + s, c);
+        }
+      }
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t c = 0; c < channels; ++c) {
+        int64_t base = (n * channels + c) * spatial;
+        double a = factor[c] * invStd[c];
+        for (int64_t s = 0; s < spatial; ++s) {
+          double g = load<T>(dy->data, base + s);
+          store<T>(
+              dx->data, base + s,
+              a * (g - (sumDy[c] + xhat(base + s, c) * sumDyXhat[c]) / count));
+        }
+      }
+  });
+  writeDoubles(sumDyXhat, *dscale);
+  writeDoubles(sumDy, *dbias);
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_layer_norm_grad(
+    lethe_rt_context *context, const lethe_rt_tensor *dy,
+    const lethe_rt_tensor *x, const lethe_rt_tensor *scale,
+    const lethe_rt_tensor *mean, const lethe_rt_tensor *inv_std_dev,
+    int64_t axis, const lethe_rt_tensor *dx, const lethe_rt_tensor *dscale,
+    const lethe_rt_tensor *dbias) {
+  const char *kernel = "lethe_rt_layer_norm_grad";
+  if (!checkFloatTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "dy", dy, x->dtype) ||
+      !checkSameShape(context, kernel, "x", *x, "dy", *dy) ||
+      !checkDtype(context, kernel, "dx", dx, x->dtype) ||
+      !checkSameShape(context, kernel, "x", *x, "dx", *dx) ||
+      !checkFloatTensor(context, kernel, "scale", scale) ||
+      !checkFloatTensor(context, kernel, "mean", mean) ||
+      !checkFloatTensor(context, kernel, "inv_std_dev", inv_std_dev) ||
+      !checkFloatTensor(context, kernel, "dscale", dscale) ||
+      !checkFloatTensor(context, kernel, "dbias", dbias))
+    return LETHE_RT_ERROR;
+  if (axis < 0 || axis >= x->rank)
+    return fail(context, kernel, "axis %lld is out of range for x (%s)",
+                static_cast<long long>(axis), shapeString(*x).c_str());
+  std::vector<int64_t> normalizedShape(x->shape + axis, x->shape + x->rank);
+  for (const auto &[what, tensor] :
+       {std::pair<const char *, const lethe_rt_tensor *>{"scale", scale},
+        {"dscale", dscale},
+        {"dbias", dbias}})
+    if (shapeOf(*tensor) != normalizedShape)
+      return fail(context, kernel, "%s (%s) must have the normalized shape %s",
+                  what, shapeString(*tensor).c_str(),
+                  shapeText(normalizedShape).c_str());
+  if (!checkLayerNormStatistics(context, kernel, *x, axis, *mean, *inv_std_dev))
+    return LETHE_RT_ERROR;
+
+  int64_t size = numElements(*scale), rows = numElements(*mean);
+  std::vector<double> factor = readDoubles(*scale), means = readDoubles(*mean),
+                      invStd = readDoubles(*inv_std_dev);
+  std::vector<double> scaleGrad(size, 0), biasGrad(size, 0);
+  std::vector<double> xhat(size), scaled(size);
+  dispatchFloat(x->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t base = r * size;
+      double sum = 0, dot = 0;
+      for (int64_t k = 0; k < size; ++k) {
+        double g = load<T>(dy->data, base + k);
+        xhat[k] = (static_cast<double>(load<T>(x->data, base + k)) - means[r]) *
+                  invStd[r];
+        scaled[k] = g * factor[k];
+        sum += scaled[k];
+        dot += scaled[k] * xhat[k];
+        scaleGrad[k] += g * xhat[k];
+        biasGrad[k] += g;
+      }
+      for (int64_t k = 0; k < size; ++k)
+        store<T>(dx->data, base + k,
+                 invStd[r] * (scaled[k] - (sum + xhat[k] * dot) /
+                                              static_cast<double>(size)));
+    }
+  });
+  writeDoubles(scaleGrad, *dscale);
+  writeDoubles(biasGrad, *dbias);
   return LETHE_RT_OK;
 }

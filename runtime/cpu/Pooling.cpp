@@ -8,6 +8,9 @@
 // 3). A window position maps to input index `o * stride - pad_begin + k *
 // dilation`; positions outside the input are padding. ceil_mode is already
 // in the output's shape: windows that run past the padded input are clipped.
+// The gradients walk the same windows: max_pool_grad finds each window's
+// winner again and adds the output gradient to it; avg_pool_grad spreads
+// each output gradient over its window with the forward's divisor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 using namespace lethe::rt;
 
@@ -168,6 +172,28 @@ int64_t columnMajor(const std::vector<int64_t> &input, int64_t position) {
   return result;
 }
 
+/// The maximum of the window elements at `positions` (offsets from `base`)
+/// and where it is: the first maximum, NaN winning over numbers; the lowest
+/// value (and offset 0) for an empty window, which is all padding.
+template <typename T>
+std::pair<ComputeType<T>, int64_t>
+windowMax(const void *data, int64_t base,
+          const std::vector<int64_t> &positions) {
+  using C = ComputeType<T>;
+  C best = std::numeric_limits<C>::has_infinity
+               ? -std::numeric_limits<C>::infinity()
+               : std::numeric_limits<C>::lowest();
+  int64_t where = positions.empty() ? 0 : positions.front();
+  for (int64_t position : positions) {
+    C value = load<T>(data, base + position);
+    if (value > best || (value != value && best == best)) {
+      best = value;
+      where = position;
+    }
+  }
+  return {best, where};
+}
+
 } // namespace
 
 extern "C" lethe_rt_status
@@ -194,24 +220,12 @@ lethe_rt_max_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
       indices ? static_cast<int64_t *>(indices->data) : nullptr;
   dispatchAny(x->dtype, [&](auto tag) {
     using T = decltype(tag);
-    using C = ComputeType<T>;
-    constexpr C lowest = std::numeric_limits<C>::has_infinity
-                             ? -std::numeric_limits<C>::infinity()
-                             : std::numeric_limits<C>::lowest();
     for (int64_t plane = 0; plane < window.planes; ++plane) {
       int64_t inBase = plane * inPlane, outBase = plane * outPlane;
       forEachWindow(
           window,
           [&](int64_t output, const std::vector<int64_t> &positions, int64_t) {
-            C best = lowest;
-            int64_t where = positions.empty() ? 0 : positions.front();
-            for (int64_t position : positions) {
-              auto value = load<T>(x->data, inBase + position);
-              if (value > best || (value != value && best == best)) {
-                best = value;
-                where = position;
-              }
-            }
+            auto [best, where] = windowMax<T>(x->data, inBase, positions);
             store<T>(out->data, outBase + output, best);
             if (indexData)
               indexData[outBase + output] =
@@ -277,6 +291,77 @@ lethe_rt_global_avg_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
         sum += load<T>(x->data, p * plane + i);
       store<T>(out->data, p, plane ? sum / plane : 0);
     }
+  });
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status
+lethe_rt_max_pool_grad(lethe_rt_context *context, const lethe_rt_tensor *dy,
+                       const lethe_rt_tensor *x, const int64_t *kernel_shape,
+                       const int64_t *strides, const int64_t *pads,
+                       const int64_t *dilations, const lethe_rt_tensor *dx) {
+  const char *kernel = "lethe_rt_max_pool_grad";
+  Window window;
+  if (!getWindow(context, kernel, x, dy, kernel_shape, strides, pads, dilations,
+                 /*integers=*/false, window) ||
+      !checkDtype(context, kernel, "dx", dx, x->dtype) ||
+      !checkSameShape(context, kernel, "x", *x, "dx", *dx))
+    return LETHE_RT_ERROR;
+  int64_t inPlane = spatialSize(window.input),
+          outPlane = spatialSize(window.output);
+  dispatchFloat(x->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    std::vector<C> sum(window.planes * inPlane, C(0));
+    for (int64_t plane = 0; plane < window.planes; ++plane) {
+      int64_t inBase = plane * inPlane, outBase = plane * outPlane;
+      forEachWindow(
+          window,
+          [&](int64_t output, const std::vector<int64_t> &positions, int64_t) {
+            // To the forward's winner (a window all padding has none).
+            if (positions.empty())
+              return;
+            int64_t where = windowMax<T>(x->data, inBase, positions).second;
+            sum[inBase + where] += load<T>(dy->data, outBase + output);
+          });
+    }
+    for (size_t i = 0; i < sum.size(); ++i)
+      store<T>(dx->data, i, sum[i]);
+  });
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status
+lethe_rt_avg_pool_grad(lethe_rt_context *context, const lethe_rt_tensor *dy,
+                       const int64_t *kernel_shape, const int64_t *strides,
+                       const int64_t *pads, int count_include_pad,
+                       const lethe_rt_tensor *dx) {
+  Window window;
+  if (!getWindow(context, "lethe_rt_avg_pool_grad", dx, dy, kernel_shape,
+                 strides, pads, nullptr, /*integers=*/false, window))
+    return LETHE_RT_ERROR;
+  int64_t inPlane = spatialSize(window.input),
+          outPlane = spatialSize(window.output);
+  dispatchFloat(dx->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    std::vector<C> sum(window.planes * inPlane, C(0));
+    for (int64_t plane = 0; plane < window.planes; ++plane) {
+      int64_t inBase = plane * inPlane, outBase = plane * outPlane;
+      forEachWindow(window, [&](int64_t output,
+                                const std::vector<int64_t> &positions,
+                                int64_t padded) {
+        int64_t count =
+            count_include_pad ? padded : static_cast<int64_t>(positions.size());
+        if (count == 0)
+          return;
+        C share = load<T>(dy->data, outBase + output) / static_cast<C>(count);
+        for (int64_t position : positions)
+          sum[inBase + position] += share;
+      });
+    }
+    for (size_t i = 0; i < sum.size(); ++i)
+      store<T>(dx->data, i, sum[i]);
   });
   return LETHE_RT_OK;
 }

@@ -10,7 +10,8 @@
 // computed once per dim. Nearest copies one element per output element, so
 // it works for every dtype; linear and cubic resize one dim at a time in
 // double, which keeps the result within rounding of ONNX's reference (which
-// interpolates in float64) and the same bits on every run.
+// interpolates in float64) and the same bits on every run. The gradient is
+// the adjoint of those passes, in double as well.
 //
 // Coordinates follow ONNX's reference implementation: the resized length
 // that the transformations divide by is `input length * scale`, which need
@@ -267,6 +268,57 @@ void resizeInterpolated(const lethe_rt_tensor &x, const lethe_rt_tensor &out,
     store<T>(out.data, i, current[i]);
 }
 
+/// Checks the options and scales of a resize of `x` into `out` (of the same
+/// rank).
+bool checkOptions(lethe_rt_context *context, const char *kernel,
+                  const lethe_rt_tensor &x, const lethe_rt_tensor &out,
+                  const double *scales,
+                  const lethe_rt_resize_options *options) {
+  if (!options) {
+    fail(context, kernel, "options is missing");
+    return false;
+  }
+  if (x.rank > 0 && !scales) {
+    fail(context, kernel, "scales is missing");
+    return false;
+  }
+  if (options->mode != LETHE_RT_RESIZE_NEAREST &&
+      options->mode != LETHE_RT_RESIZE_LINEAR &&
+      options->mode != LETHE_RT_RESIZE_CUBIC) {
+    fail(context, kernel, "unknown mode %d", static_cast<int>(options->mode));
+    return false;
+  }
+  if (options->coordinates < LETHE_RT_HALF_PIXEL ||
+      options->coordinates > LETHE_RT_TF_CROP_AND_RESIZE) {
+    fail(context, kernel, "unknown coordinate mode %d",
+         static_cast<int>(options->coordinates));
+    return false;
+  }
+  if (options->nearest < LETHE_RT_ROUND_PREFER_FLOOR ||
+      options->nearest > LETHE_RT_CEIL) {
+    fail(context, kernel, "unknown nearest mode %d",
+         static_cast<int>(options->nearest));
+    return false;
+  }
+  if (options->coordinates == LETHE_RT_TF_CROP_AND_RESIZE && !options->roi) {
+    fail(context, kernel,
+         "tf_crop_and_resize needs a region of interest (roi)");
+    return false;
+  }
+  for (int32_t dim = 0; dim < x.rank; ++dim) {
+    if (!(scales[dim] > 0) || !std::isfinite(scales[dim])) {
+      fail(context, kernel, "scale %g of dim %d is not positive", scales[dim],
+           dim);
+      return false;
+    }
+    if (x.shape[dim] == 0 && out.shape[dim] != 0) {
+      fail(context, kernel, "dim %d of x is empty", dim);
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 extern "C" lethe_rt_status
@@ -275,39 +327,13 @@ lethe_rt_resize(lethe_rt_context *context, const lethe_rt_tensor *x,
                 const lethe_rt_tensor *out) {
   if (!checkTensor(context, kKernel, "x", x) ||
       !checkDtype(context, kKernel, "out", out, x->dtype) ||
-      !checkRank(context, kKernel, "out", *out, x->rank))
+      !checkRank(context, kKernel, "out", *out, x->rank) ||
+      !checkOptions(context, kKernel, *x, *out, scales, options))
     return LETHE_RT_ERROR;
-  if (!options)
-    return fail(context, kKernel, "options is missing");
-  if (x->rank > 0 && !scales)
-    return fail(context, kKernel, "scales is missing");
-  if (options->mode != LETHE_RT_RESIZE_NEAREST &&
-      options->mode != LETHE_RT_RESIZE_LINEAR &&
-      options->mode != LETHE_RT_RESIZE_CUBIC)
-    return fail(context, kKernel, "unknown mode %d",
-                static_cast<int>(options->mode));
-  if (options->coordinates < LETHE_RT_HALF_PIXEL ||
-      options->coordinates > LETHE_RT_TF_CROP_AND_RESIZE)
-    return fail(context, kKernel, "unknown coordinate mode %d",
-                static_cast<int>(options->coordinates));
-  if (options->nearest < LETHE_RT_ROUND_PREFER_FLOOR ||
-      options->nearest > LETHE_RT_CEIL)
-    return fail(context, kKernel, "unknown nearest mode %d",
-                static_cast<int>(options->nearest));
-  if (options->coordinates == LETHE_RT_TF_CROP_AND_RESIZE && !options->roi)
-    return fail(context, kKernel,
-                "tf_crop_and_resize needs a region of interest (roi)");
   if (options->mode != LETHE_RT_RESIZE_NEAREST && !isFloat(x->dtype))
     return fail(context, kKernel,
                 "linear and cubic resize need a float dtype, x is %s",
                 dtypeName(x->dtype));
-  for (int32_t dim = 0; dim < x->rank; ++dim) {
-    if (!(scales[dim] > 0) || !std::isfinite(scales[dim]))
-      return fail(context, kKernel, "scale %g of dim %d is not positive",
-                  scales[dim], dim);
-    if (x->shape[dim] == 0 && out->shape[dim] != 0)
-      return fail(context, kKernel, "dim %d of x is empty", dim);
-  }
   if (numElements(*out) == 0)
     return LETHE_RT_OK;
   if (overlaps(*x, *out))
@@ -323,6 +349,67 @@ lethe_rt_resize(lethe_rt_context *context, const lethe_rt_tensor *x,
   dispatchFloat(x->dtype, [&](auto tag) {
     resizeInterpolated<decltype(tag)>(*x, *out, taps,
                                       options->extrapolation_value);
+  });
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_resize_grad(
+    lethe_rt_context *context, const lethe_rt_tensor *dy, const double *scales,
+    const lethe_rt_resize_options *options, const lethe_rt_tensor *dx) {
+  const char *kernel = "lethe_rt_resize_grad";
+  if (!checkFloatTensor(context, kernel, "dy", dy) ||
+      !checkDtype(context, kernel, "dx", dx, dy->dtype) ||
+      !checkRank(context, kernel, "dx", *dx, dy->rank) ||
+      !checkOptions(context, kernel, *dx, *dy, scales, options))
+    return LETHE_RT_ERROR;
+  if (numElements(*dx) == 0)
+    return LETHE_RT_OK;
+  if (overlaps(*dx, *dy))
+    return fail(context, kernel, "dx overlaps dy");
+  // The adjoint of resizeInterpolated's passes (nearest being one tap of
+  // weight 1): each pass adds every output row, times its tap weights, into
+  // the input rows it was sampled from. The passes act on different dims,
+  // so they run in the forward's order.
+  std::vector<int64_t> shape(dy->shape, dy->shape + dy->rank);
+  std::vector<double> current(numElements(*dy));
+  dispatchFloat(dy->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (size_t i = 0; i < current.size(); ++i)
+      current[i] = static_cast<double>(load<T>(dy->data, i));
+  });
+  std::vector<double> next;
+  for (int32_t dim = 0; dim < dy->rank; ++dim) {
+    std::vector<Taps> taps = tapsOfDim(*options, *dx, *dy, scales, dim);
+    int64_t inLength = dx->shape[dim], outLength = dy->shape[dim];
+    if (isIdentity(taps, inLength))
+      continue;
+    int64_t outer = 1, inner = 1;
+    for (int32_t d = 0; d < dim; ++d)
+      outer *= shape[d];
+    for (int32_t d = dim + 1; d < dy->rank; ++d)
+      inner *= shape[d];
+    next.assign(outer * inLength * inner, 0.0);
+    for (int64_t o = 0; o < outer; ++o) {
+      double *destination = next.data() + o * inLength * inner;
+      for (int64_t i = 0; i < outLength; ++i) {
+        const Taps &t = taps[i];
+        if (t.outside)
+          continue;
+        const double *row = current.data() + (o * outLength + i) * inner;
+        for (int k = 0; k < t.count; ++k) {
+          double *target = destination + t.index[k] * inner;
+          for (int64_t j = 0; j < inner; ++j)
+            target[j] += t.weight[k] * row[j];
+        }
+      }
+    }
+    current.swap(next);
+    shape[dim] = inLength;
+  }
+  dispatchFloat(dx->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (size_t i = 0; i < current.size(); ++i)
+      store<T>(dx->data, i, current[i]);
   });
   return LETHE_RT_OK;
 }

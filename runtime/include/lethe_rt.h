@@ -220,6 +220,32 @@ lethe_rt_status lethe_rt_avg_pool(lethe_rt_context *context,
                                   int count_include_pad,
                                   const lethe_rt_tensor *out);
 
+/* The weight gradient of lethe_rt_conv: dw (M, C/group, k...) from the
+ * convolution's input x (N, C, D...) and its output gradient dy (N, M,
+ * O...). The input gradient is lethe_rt_conv_transpose of dy with w. */
+lethe_rt_status
+lethe_rt_conv_grad_weight(lethe_rt_context *context, const lethe_rt_tensor *x,
+                          const lethe_rt_tensor *dy, const int64_t *strides,
+                          const int64_t *pads, const int64_t *dilations,
+                          int64_t group, const lethe_rt_tensor *dw);
+
+/* The input gradient of lethe_rt_max_pool (float dtypes): dx = 0, then each
+ * element of dy is added at its window's maximum in x (found as the forward
+ * finds it). */
+lethe_rt_status
+lethe_rt_max_pool_grad(lethe_rt_context *context, const lethe_rt_tensor *dy,
+                       const lethe_rt_tensor *x, const int64_t *kernel_shape,
+                       const int64_t *strides, const int64_t *pads,
+                       const int64_t *dilations, const lethe_rt_tensor *dx);
+
+/* The input gradient of lethe_rt_avg_pool: each element of dy, divided by
+ * its window's divisor, is added to the window's elements of dx. */
+lethe_rt_status
+lethe_rt_avg_pool_grad(lethe_rt_context *context, const lethe_rt_tensor *dy,
+                       const int64_t *kernel_shape, const int64_t *strides,
+                       const int64_t *pads, int count_include_pad,
+                       const lethe_rt_tensor *dx);
+
 /* ONNX GlobalAveragePool. */
 lethe_rt_status lethe_rt_global_avg_pool(lethe_rt_context *context,
                                          const lethe_rt_tensor *x,
@@ -260,6 +286,26 @@ lethe_rt_status lethe_rt_layer_norm(lethe_rt_context *context,
                                     double epsilon, const lethe_rt_tensor *y,
                                     const lethe_rt_tensor *mean,
                                     const lethe_rt_tensor *inv_std_dev);
+
+/* The gradients of lethe_rt_batch_norm_train with respect to x, scale and
+ * bias, from dy, x, scale and the saved batch statistics. */
+lethe_rt_status lethe_rt_batch_norm_grad(
+    lethe_rt_context *context, const lethe_rt_tensor *dy,
+    const lethe_rt_tensor *x, const lethe_rt_tensor *scale,
+    const lethe_rt_tensor *saved_mean, const lethe_rt_tensor *saved_inv_std,
+    const lethe_rt_tensor *dx, const lethe_rt_tensor *dscale,
+    const lethe_rt_tensor *dbias);
+
+/* The gradients of lethe_rt_layer_norm with respect to x, scale and bias,
+ * from dy, x, scale (of the normalized shape x.shape[axis:]) and the
+ * statistics the forward returned; dscale and dbias have the normalized
+ * shape. */
+lethe_rt_status lethe_rt_layer_norm_grad(
+    lethe_rt_context *context, const lethe_rt_tensor *dy,
+    const lethe_rt_tensor *x, const lethe_rt_tensor *scale,
+    const lethe_rt_tensor *mean, const lethe_rt_tensor *inv_std_dev,
+    int64_t axis, const lethe_rt_tensor *dx, const lethe_rt_tensor *dscale,
+    const lethe_rt_tensor *dbias);
 
 /* Softmax (log_softmax when `log` is non-zero) along `axis` (>= 0). */
 lethe_rt_status lethe_rt_softmax(lethe_rt_context *context,
@@ -386,6 +432,14 @@ lethe_rt_status lethe_rt_resize(lethe_rt_context *context,
                                 const lethe_rt_tensor *x, const double *scales,
                                 const lethe_rt_resize_options *options,
                                 const lethe_rt_tensor *out);
+
+/* The input gradient of lethe_rt_resize (float dtypes; the adjoint of the
+ * resize): dx (the forward's input shape) from dy (its output shape). */
+lethe_rt_status lethe_rt_resize_grad(lethe_rt_context *context,
+                                     const lethe_rt_tensor *dy,
+                                     const double *scales,
+                                     const lethe_rt_resize_options *options,
+                                     const lethe_rt_tensor *dx);
 
 /*===----------------------------------------------------------------------===*
  * Losses (reduction: none, sum or mean; the weighted mean divides by the sum

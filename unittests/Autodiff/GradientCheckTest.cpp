@@ -42,7 +42,15 @@ struct GradientCase {
   std::string args;
   std::string body;
   double low = -1, high = 1;
+  /// Whether --lethe-autodiff runs in training mode (its default).
+  bool training = true;
 };
+
+/// `c` differentiated as written (training=false).
+GradientCase asWritten(GradientCase c) {
+  c.training = false;
+  return c;
+}
 
 /// A case whose `ops` define %y of `type` from `args`; the loss weights %y
 /// by a random %c and sums it, so that every element carries a different
@@ -106,13 +114,15 @@ TEST_P(GradientCheck, MatchesCentralDifferences) {
       parseSourceString<ModuleOp>(moduleOf(c), &context);
   ASSERT_TRUE(module) << moduleOf(c);
   PassManager passes(&context);
-  passes.addPass(createAutodiffPass());
+  AutodiffPassOptions options;
+  options.training = c.training;
+  passes.addPass(createAutodiffPass(options));
   ASSERT_TRUE(succeeded(passes.run(*module))) << moduleOf(c);
   auto step = module->lookupSymbol<func::FuncOp>("train_step");
   ASSERT_TRUE(step);
 
   // Seeded inputs: floats uniform in [low, high), integers (class labels)
-  // 0 or 1.
+  // and booleans 0 or 1.
   std::mt19937_64 rng(1234);
   std::uniform_real_distribution<double> uniform(c.low, c.high);
   std::vector<HostTensor> arguments;
@@ -123,6 +133,8 @@ TEST_P(GradientCheck, MatchesCentralDifferences) {
       if (tensor.getType().getElementType().isF64()) {
         double value = uniform(rng);
         std::memcpy(tensor.data() + i * sizeof(double), &value, sizeof(value));
+      } else if (tensor.getType().getElementType().isInteger(1)) {
+        tensor.data()[i] = static_cast<char>(rng() % 2);
       } else {
         ASSERT_TRUE(tensor.getType().getElementType().isInteger(64));
         int64_t value = rng() % 2;
@@ -137,8 +149,12 @@ TEST_P(GradientCheck, MatchesCentralDifferences) {
   ASSERT_GT(results->size(), 1u) << "no gradient to check";
   const double h = 1e-5;
   for (unsigned r = 1; r < results->size(); ++r) {
+    // Gradients, not the updated running statistics of training mode.
     auto index = step.getResultAttrOfType<IntegerAttr>(r, "lethe.gradient_of");
-    ASSERT_TRUE(index);
+    if (!index) {
+      EXPECT_TRUE(step.getResultAttr(r, "lethe.updates"));
+      continue;
+    }
     unsigned arg = index.getInt();
     const HostTensor &grad = (*results)[r];
     for (int64_t i = 0; i < grad.getType().getNumElements(); ++i) {
@@ -310,6 +326,124 @@ const std::vector<GradientCase> kCases = {
   return %l : tensor<f64>)"},
     {"mse_sum", "%p: tensor<3x4xf64> {lethe.trainable}, %t: tensor<3x4xf64>",
      R"(%l = lethe.mse %p, %t {reduction = "sum"} : (tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<f64>
+  return %l : tensor<f64>)"},
+    // Convolutions: strided with uneven padding, groups and a bias (the
+    // input gradient needs output_padding: (6 + 2 - 3) / 2 rounds down);
+    // dilated 1-D; transposed with output_padding and groups.
+    weighted(
+        "conv_strided_grouped",
+        "%x: tensor<2x4x6x6xf64> {lethe.trainable}, %k: tensor<4x2x3x3xf64> "
+        "{lethe.trainable}, %b: tensor<4xf64> {lethe.trainable}",
+        R"(%y = lethe.conv %x, %k, %b {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x6x6xf64>, tensor<4x2x3x3xf64>, tensor<4xf64>) -> tensor<2x4x3x3xf64>)",
+        "tensor<2x4x3x3xf64>"),
+    weighted(
+        "conv_dilated_1d",
+        "%x: tensor<2x3x7xf64> {lethe.trainable}, %k: tensor<2x3x2xf64> "
+        "{lethe.trainable}",
+        R"(%y = lethe.conv %x, %k {dilations = array<i64: 2>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<2x3x7xf64>, tensor<2x3x2xf64>) -> tensor<2x2x5xf64>)",
+        "tensor<2x2x5xf64>"),
+    weighted(
+        "conv_transpose_strided_grouped",
+        "%x: tensor<1x4x3x3xf64> {lethe.trainable}, %k: tensor<4x1x3x3xf64> "
+        "{lethe.trainable}, %b: tensor<2xf64> {lethe.trainable}",
+        R"(%y = lethe.conv_transpose %x, %k, %b {dilations = array<i64: 1, 1>, group = 2 : i64, output_padding = array<i64: 1, 0>, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x3x3xf64>, tensor<4x1x3x3xf64>, tensor<2xf64>) -> tensor<1x2x7x6xf64>)",
+        "tensor<1x2x7x6xf64>"),
+    // Pooling.
+    weighted(
+        "max_pool_padded", "%x: tensor<2x2x5x5xf64> {lethe.trainable}",
+        R"(%y = lethe.max_pool %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x2x5x5xf64>) -> tensor<2x2x3x3xf64>)",
+        "tensor<2x2x3x3xf64>"),
+    {"max_pool_with_indices_ceil",
+     "%x: tensor<1x2x5x5xf64> {lethe.trainable}, %c: tensor<1x2x3x3xf64>",
+     R"(%y, %i = lethe.max_pool_with_indices %x {ceil_mode, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf64>) -> (tensor<1x2x3x3xf64>, tensor<1x2x3x3xi64>)
+  %w = lethe.mul %y, %c : (tensor<1x2x3x3xf64>, tensor<1x2x3x3xf64>) -> tensor<1x2x3x3xf64>
+  %l = lethe.reduce_sum %w {keepdims = false} : (tensor<1x2x3x3xf64>) -> tensor<f64>
+  return %l : tensor<f64>)"},
+    weighted(
+        "avg_pool_count_include_pad",
+        "%x: tensor<1x2x5x5xf64> {lethe.trainable}",
+        R"(%y = lethe.avg_pool %x {count_include_pad, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x5x5xf64>) -> tensor<1x2x3x3xf64>)",
+        "tensor<1x2x3x3xf64>"),
+    weighted(
+        "avg_pool_ceil", "%x: tensor<1x2x6x4xf64> {lethe.trainable}",
+        R"(%y = lethe.avg_pool %x {ceil_mode, kernel_shape = array<i64: 2, 2>, pads = array<i64: 1, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x2x6x4xf64>) -> tensor<1x2x4x2xf64>)",
+        "tensor<1x2x4x2xf64>"),
+    weighted(
+        "global_avg_pool", "%x: tensor<2x3x4x4xf64> {lethe.trainable}",
+        R"(%y = lethe.global_avg_pool %x : (tensor<2x3x4x4xf64>) -> tensor<2x3x1x1xf64>)",
+        "tensor<2x3x1x1xf64>"),
+    // Normalization.
+    weighted(
+        "batch_norm_train",
+        "%x: tensor<3x2x2x2xf64> {lethe.trainable}, %s: tensor<2xf64> "
+        "{lethe.trainable}, %b: tensor<2xf64> {lethe.trainable}, %m: "
+        "tensor<2xf64>, %v: tensor<2xf64>",
+        R"(%y, %rm, %rv, %sm, %si = lethe.batch_norm_train %x, %s, %b, %m, %v : (tensor<3x2x2x2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>) -> (tensor<3x2x2x2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>))",
+        "tensor<3x2x2x2xf64>"),
+    asWritten(weighted(
+        "batch_norm_inference",
+        "%x: tensor<2x3x2xf64> {lethe.trainable}, %s: tensor<3xf64> "
+        "{lethe.trainable}, %b: tensor<3xf64> {lethe.trainable}, %m: "
+        "tensor<3xf64> {lethe.trainable}, %v: tensor<3xf64> {lethe.trainable}",
+        R"(%y = lethe.batch_norm %x, %s, %b, %m, %v {epsilon = 0.01 : f32} : (tensor<2x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> tensor<2x3x2xf64>)",
+        "tensor<2x3x2xf64>", 0.5, 1.5)),
+    // In training mode, batch_norm normalizes with the batch's statistics.
+    weighted(
+        "batch_norm_in_training_mode",
+        "%x: tensor<3x2x2xf64> {lethe.trainable}, %s: tensor<2xf64> "
+        "{lethe.trainable}, %b: tensor<2xf64> {lethe.trainable}, %m: "
+        "tensor<2xf64>, %v: tensor<2xf64>",
+        R"(%y = lethe.batch_norm %x, %s, %b, %m, %v : (tensor<3x2x2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>, tensor<2xf64>) -> tensor<3x2x2xf64>)",
+        "tensor<3x2x2xf64>"),
+    weighted(
+        "layer_norm_two_dims",
+        "%x: tensor<2x3x4xf64> {lethe.trainable}, %s: tensor<3x4xf64> "
+        "{lethe.trainable}, %b: tensor<3x4xf64> {lethe.trainable}",
+        R"(%y, %mean, %inv = lethe.layer_norm %x, %s, %b {axis = 1 : i64} : (tensor<2x3x4xf64>, tensor<3x4xf64>, tensor<3x4xf64>) -> (tensor<2x3x4xf64>, tensor<2x1x1xf64>, tensor<2x1x1xf64>))",
+        "tensor<2x3x4xf64>"),
+    weighted(
+        "layer_norm_no_bias",
+        "%x: tensor<3x5xf64> {lethe.trainable}, %s: tensor<5xf64> "
+        "{lethe.trainable}",
+        R"(%y, %mean, %inv = lethe.layer_norm %x, %s : (tensor<3x5xf64>, tensor<5xf64>) -> (tensor<3x5xf64>, tensor<3x1xf64>, tensor<3x1xf64>))",
+        "tensor<3x5xf64>"),
+    // Resize: every mode, and a crop that extrapolates.
+    weighted(
+        "resize_nearest", "%x: tensor<1x2x3x3xf64> {lethe.trainable}",
+        R"(%y = lethe.resize %x {coordinate_transformation_mode = "asymmetric", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x2x3x3xf64>) -> tensor<1x2x6x6xf64>)",
+        "tensor<1x2x6x6xf64>"),
+    weighted(
+        "resize_linear", "%x: tensor<1x1x3x4xf64> {lethe.trainable}",
+        R"(%y = lethe.resize %x {mode = "linear", scales = array<f64: 1.0, 1.0, 2.0, 1.5>} : (tensor<1x1x3x4xf64>) -> tensor<1x1x6x6xf64>)",
+        "tensor<1x1x6x6xf64>"),
+    weighted(
+        "resize_cubic_exclude_outside",
+        "%x: tensor<1x1x4x4xf64> {lethe.trainable}", R"(%y = lethe.resize %x {coordinate_transformation_mode = "align_corners", exclude_outside = true, mode = "cubic", scales = array<f64: 1.0, 1.0, 1.5, 1.5>} : (tensor<1x1x4x4xf64>) -> tensor<1x1x6x6xf64>)",
+        "tensor<1x1x6x6xf64>"),
+    weighted(
+        "resize_crop_extrapolated", "%x: tensor<1x1x4x4xf64> {lethe.trainable}",
+        R"(%y = lethe.resize %x {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 5.0 : f64, mode = "linear", roi = array<f64: 0.0, 0.0, -0.2, 0.3, 1.0, 1.0, 0.9, 1.2>, scales = array<f64: 1.0, 1.0, 1.5, 1.25>} : (tensor<1x1x4x4xf64>) -> tensor<1x1x6x5xf64>)",
+        "tensor<1x1x6x5xf64>"),
+    // Data movement.
+    {"concat_split",
+     "%a: tensor<2x3xf64> {lethe.trainable}, %b: tensor<2x2xf64> "
+     "{lethe.trainable}, %c: tensor<2x4xf64>",
+     R"(%j = lethe.concat %a, %b {axis = -1 : i64} : (tensor<2x3xf64>, tensor<2x2xf64>) -> tensor<2x5xf64>
+  %p:2 = lethe.split %j {axis = 1 : i64, split = array<i64: 1, 4>} : (tensor<2x5xf64>) -> (tensor<2x1xf64>, tensor<2x4xf64>)
+  %w = lethe.mul %p#1, %c : (tensor<2x4xf64>, tensor<2x4xf64>) -> tensor<2x4xf64>
+  %l = lethe.reduce_sum %w {keepdims = false} : (tensor<2x4xf64>) -> tensor<f64>
+  return %l : tensor<f64>)"},
+    weighted(
+        "where_broadcast",
+        "%cond: tensor<2x3xi1>, %a: tensor<2x3xf64> {lethe.trainable}, %b: "
+        "tensor<3xf64> {lethe.trainable}",
+        R"(%y = lethe.where %cond, %a, %b : (tensor<2x3xi1>, tensor<2x3xf64>, tensor<3xf64>) -> tensor<2x3xf64>)",
+        "tensor<2x3xf64>"),
+    {"dropout_training",
+     "%x: tensor<4x5xf64> {lethe.trainable}, %c: tensor<4x5xf64>",
+     R"(%y, %mask = lethe.dropout %x {ratio = 2.500000e-01 : f32, seed = 7 : i64, training} : (tensor<4x5xf64>) -> (tensor<4x5xf64>, tensor<4x5xi1>)
+  %w = lethe.mul %y, %c : (tensor<4x5xf64>, tensor<4x5xf64>) -> tensor<4x5xf64>
+  %l = lethe.reduce_sum %w {keepdims = false} : (tensor<4x5xf64>) -> tensor<f64>
   return %l : tensor<f64>)"},
     // A whole MLP: gemm with bias, relu, tanh, matmul, cross-entropy.
     {"mlp",

@@ -257,13 +257,12 @@ LogicalResult importBatchNormalization(NodeImporter &node) {
                       : node.isOutputUsed(1) || node.isOutputUsed(2);
   if (node.opset < 7 && node.getInt("is_test", 0))
     training = false;
+  NamedAttribute momentum = builder.getNamedAttr(
+      "momentum", builder.getF32FloatAttr(node.getFloat("momentum", 0.9f)));
   if (!training)
-    return buildAndDefine<BatchNormOp>(node, *inputs, {epsilon});
-  BatchNormTrainOp op = buildInferred<BatchNormTrainOp>(
-      node, *inputs,
-      {epsilon,
-       builder.getNamedAttr("momentum", builder.getF32FloatAttr(
-                                            node.getFloat("momentum", 0.9f)))});
+    return buildAndDefine<BatchNormOp>(node, *inputs, {epsilon, momentum});
+  BatchNormTrainOp op =
+      buildInferred<BatchNormTrainOp>(node, *inputs, {epsilon, momentum});
   if (!op)
     return failure();
   // ONNX's outputs are Y, running_mean, running_var (opsets 11-13 add the

@@ -1187,3 +1187,83 @@ func.func @nll_grad_reduction(%dloss: tensor<f32>, %labels: tensor<8xi64>) -> te
   %0 = lethe.nll_grad %dloss, %labels {reduction = "none"} : (tensor<f32>, tensor<8xi64>) -> tensor<8x10xf32>
   return %0 : tensor<8x10xf32>
 }
+
+// -----
+
+func.func @conv_grad_weight_output_grad(%x: tensor<2x4x6x6xf32>, %dy: tensor<2x4x4x4xf32>) -> tensor<4x2x3x3xf32> {
+  // expected-error @+1 {{'lethe.conv_grad_weight' op output_grad 'tensor<2x4x4x4xf32>' is not the type of the convolution's output ('tensor<2x4x3x3xf32>')}}
+  %0 = lethe.conv_grad_weight %x, %dy {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x6x6xf32>, tensor<2x4x4x4xf32>) -> tensor<4x2x3x3xf32>
+  return %0 : tensor<4x2x3x3xf32>
+}
+
+// -----
+
+func.func @conv_grad_weight_channels(%x: tensor<2x4x6x6xf32>, %dy: tensor<2x4x3x3xf32>) -> tensor<4x4x3x3xf32> {
+  // expected-error @+1 {{'lethe.conv_grad_weight' op weight has 4 input channels per group, but the input has 4 channels and group is 2 (expected 2)}}
+  %0 = lethe.conv_grad_weight %x, %dy {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x6x6xf32>, tensor<2x4x3x3xf32>) -> tensor<4x4x3x3xf32>
+  return %0 : tensor<4x4x3x3xf32>
+}
+
+// -----
+
+func.func @max_pool_grad_shape(%dy: tensor<2x4x2x2xf32>, %x: tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32> {
+  // expected-error @+1 {{'lethe.max_pool_grad' op output_grad 'tensor<2x4x2x2xf32>' is not the type of the pooling's output ('tensor<2x4x3x3xf32>')}}
+  %0 = lethe.max_pool_grad %dy, %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x4x2x2xf32>, tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
+  return %0 : tensor<2x4x6x6xf32>
+}
+
+// -----
+
+func.func @avg_pool_grad_shape(%dy: tensor<2x4x3x3xf32>) -> tensor<2x4x8x8xf32> {
+  // expected-error @+1 {{'lethe.avg_pool_grad' op output_grad 'tensor<2x4x3x3xf32>' is not the type of the pooling's output ('tensor<2x4x4x4xf32>')}}
+  %0 = lethe.avg_pool_grad %dy {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x4x3x3xf32>) -> tensor<2x4x8x8xf32>
+  return %0 : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+func.func @batch_norm_grad_stats(%dy: tensor<2x4x3x3xf32>, %x: tensor<2x4x3x3xf32>, %c: tensor<4xf32>, %bad: tensor<3xf32>) -> tensor<2x4x3x3xf32> {
+  // expected-error @+1 {{'lethe.batch_norm_grad' op saved_inv_std has type 'tensor<3xf32>', expected 'tensor<4xf32>' (one value per channel)}}
+  %0:3 = lethe.batch_norm_grad %dy, %x, %c, %c, %bad : (tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<3xf32>) -> (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0 : tensor<2x4x3x3xf32>
+}
+
+// -----
+
+func.func @batch_norm_grad_output_grad(%dy: tensor<2x4x3x3xf64>, %x: tensor<2x4x3x3xf32>, %c: tensor<4xf32>) -> tensor<2x4x3x3xf32> {
+  // expected-error @+1 {{'lethe.batch_norm_grad' op output_grad has type 'tensor<2x4x3x3xf64>', expected 'tensor<2x4x3x3xf32>' (the input's)}}
+  %0:3 = lethe.batch_norm_grad %dy, %x, %c, %c, %c : (tensor<2x4x3x3xf64>, tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0 : tensor<2x4x3x3xf32>
+}
+
+// -----
+
+func.func @layer_norm_grad_statistics(%t: tensor<2x6x4xf32>, %s: tensor<4xf32>, %stat: tensor<2x1x1xf32>) -> tensor<2x6x4xf32> {
+  // expected-error @+1 {{'lethe.layer_norm_grad' op mean has type 'tensor<2x1x1xf32>', expected 'tensor<2x6x1xf32>' (the statistics)}}
+  %0:3 = lethe.layer_norm_grad %t, %t, %s, %stat, %stat : (tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<4xf32>, tensor<2x1x1xf32>, tensor<2x1x1xf32>) -> (tensor<2x6x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0 : tensor<2x6x4xf32>
+}
+
+// -----
+
+func.func @layer_norm_grad_scale(%t: tensor<2x6x4xf32>, %s: tensor<6x4xf32>, %stat: tensor<2x6x1xf32>) -> tensor<2x6x4xf32> {
+  // expected-error @+1 {{'lethe.layer_norm_grad' op scale has type 'tensor<6x4xf32>', expected 'tensor<4xf32>' (the normalized dims)}}
+  %0:3 = lethe.layer_norm_grad %t, %t, %s, %stat, %stat : (tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<6x4xf32>, tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> (tensor<2x6x4xf32>, tensor<6x4xf32>, tensor<6x4xf32>)
+  return %0#0 : tensor<2x6x4xf32>
+}
+
+// -----
+
+func.func @resize_grad_shape(%dy: tensor<1x2x5x6xf32>) -> tensor<1x2x3x3xf32> {
+  // expected-error @+1 {{'lethe.resize_grad' op output_grad 'tensor<1x2x5x6xf32>' is not the type of the resize's output ('tensor<1x2x6x6xf32>')}}
+  %0 = lethe.resize_grad %dy {scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x2x5x6xf32>) -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+func.func @resize_grad_mode(%dy: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
+  // expected-error @+1 {{'lethe.resize_grad' op mode must be "nearest", "linear" or "cubic", got "area"}}
+  %0 = lethe.resize_grad %dy {mode = "area", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
+}

@@ -462,3 +462,20 @@ func.func @gradients(%dy: tensor<8x10xf32>, %y: tensor<8x10xf32>, %dloss: tensor
   %4 = lethe.nll_grad %dloss, %labels : (tensor<f32>, tensor<8xi64>) -> tensor<8x10xf32>
   return %0, %1, %2, %3, %4 : tensor<8x10xf32>, tensor<8x10xf32>, tensor<8x10xf32>, tensor<8x10xf32>, tensor<8x10xf32>
 }
+
+// CHECK-LABEL: func.func @layer_gradients
+func.func @layer_gradients(%x: tensor<2x4x6x6xf32>, %dy: tensor<2x4x3x3xf32>, %dp: tensor<2x4x3x3xf32>, %c: tensor<4xf32>, %t: tensor<2x6x4xf32>, %s: tensor<4xf32>, %stat: tensor<2x6x1xf32>, %u: tensor<1x2x6x6xf32>) -> (tensor<4x2x3x3xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<4xf32>, tensor<2x6x4xf32>, tensor<1x2x3x3xf32>) {
+  // CHECK: lethe.conv_grad_weight %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x6x6xf32>, tensor<2x4x3x3xf32>) -> tensor<4x2x3x3xf32>
+  %0 = lethe.conv_grad_weight %x, %dy {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x6x6xf32>, tensor<2x4x3x3xf32>) -> tensor<4x2x3x3xf32>
+  // CHECK: lethe.max_pool_grad %{{.*}}, %{{.*}} {{.*}} : (tensor<2x4x3x3xf32>, tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
+  %1 = lethe.max_pool_grad %dp, %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x4x3x3xf32>, tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
+  // CHECK: lethe.avg_pool_grad %{{.*}} {count_include_pad, {{.*}}} : (tensor<2x4x3x3xf32>) -> tensor<2x4x6x6xf32>
+  %2 = lethe.avg_pool_grad %dp {count_include_pad, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x4x3x3xf32>) -> tensor<2x4x6x6xf32>
+  // CHECK: lethe.batch_norm_grad %{{.*}} : (tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x6x6xf32>, tensor<4xf32>, tensor<4xf32>)
+  %3:3 = lethe.batch_norm_grad %1, %x, %c, %c, %c : (tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x6x6xf32>, tensor<4xf32>, tensor<4xf32>)
+  // CHECK: lethe.layer_norm_grad %{{.*}} : (tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<4xf32>, tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> (tensor<2x6x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %4:3 = lethe.layer_norm_grad %t, %t, %s, %stat, %stat : (tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<4xf32>, tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> (tensor<2x6x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  // CHECK: lethe.resize_grad %{{.*}} {mode = "linear", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  %5 = lethe.resize_grad %u {mode = "linear", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  return %0, %1, %2, %3#0, %3#1, %4#0, %5 : tensor<4x2x3x3xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<4xf32>, tensor<2x6x4xf32>, tensor<1x2x3x3xf32>
+}

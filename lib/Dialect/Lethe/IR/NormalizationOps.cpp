@@ -1,4 +1,5 @@
-//===- NormalizationOps.cpp - Normalization ops ---------------------------------===//
+//===- NormalizationOps.cpp - Normalization ops
+//---------------------------------===//
 //
 // Part of the Lethe project.
 //
@@ -36,6 +37,29 @@ static LogicalResult verifyChannelVectors(std::optional<Location> location,
   return success();
 }
 
+/// Checks that each of `values` (null ones skipped) has type `expected`.
+static LogicalResult verifyTypes(std::optional<Location> location,
+                                 StringRef opName, ArrayRef<StringRef> names,
+                                 ArrayRef<Value> values, Type expected,
+                                 StringRef what) {
+  for (auto [name, value] : llvm::zip(names, values))
+    if (value && value.getType() != expected)
+      return emitInferenceError(location, opName, name, " has type ",
+                                value.getType(), ", expected ", expected, " (",
+                                what, ")");
+  return success();
+}
+
+/// Checks a batch normalization's momentum, the weight of the old running
+/// statistics.
+static LogicalResult verifyMomentum(std::optional<Location> location,
+                                    StringRef opName, double momentum) {
+  if (!(momentum >= 0 && momentum <= 1))
+    return emitInferenceError(location, opName,
+                              "momentum must be in [0, 1], got ", momentum);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // BatchNormOp, BatchNormTrainOp
 //===----------------------------------------------------------------------===//
@@ -45,11 +69,13 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *context,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  if (failed(verifyChannelVectors(
-          location, getOperationName(), input,
-          {"scale", "bias", "mean", "variance"},
-          {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(),
-           adaptor.getVariance()})))
+  if (failed(
+          verifyChannelVectors(location, getOperationName(), input,
+                               {"scale", "bias", "mean", "variance"},
+                               {adaptor.getScale(), adaptor.getBias(),
+                                adaptor.getMean(), adaptor.getVariance()})) ||
+      failed(verifyMomentum(location, getOperationName(),
+                            adaptor.getMomentum().convertToDouble())))
     return failure();
   types.push_back(input);
   return success();
@@ -68,15 +94,12 @@ LogicalResult BatchNormTrainOp::inferReturnTypes(
           location, getOperationName(), input,
           {"scale", "bias", "running_mean", "running_variance"},
           {adaptor.getScale(), adaptor.getBias(), adaptor.getRunningMean(),
-           adaptor.getRunningVariance()})))
+           adaptor.getRunningVariance()})) ||
+      failed(verifyMomentum(location, getOperationName(),
+                            adaptor.getMomentum().convertToDouble())))
     return failure();
-  if (adaptor.getMomentum().convertToDouble() < 0 ||
-      adaptor.getMomentum().convertToDouble() > 1)
-    return emitInferenceError(location, getOperationName(),
-                              "momentum must be in [0, 1], got ",
-                              adaptor.getMomentum().convertToDouble());
-  auto vector = RankedTensorType::get({input.getDimSize(1)},
-                                      input.getElementType());
+  auto vector =
+      RankedTensorType::get({input.getDimSize(1)}, input.getElementType());
   types.append({input, vector, vector, vector, vector});
   return success();
 }
@@ -86,39 +109,100 @@ int64_t BatchNormTrainOp::getFlops() {
   return 7 * getNumElements(getInput().getType());
 }
 
+LogicalResult BatchNormGradOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  StringRef opName = getOperationName();
+  if (failed(verifyTypes(location, opName, {"output_grad"},
+                         {adaptor.getOutputGrad()}, input, "the input's")) ||
+      failed(verifyChannelVectors(location, opName, input,
+                                  {"scale", "saved_mean", "saved_inv_std"},
+                                  {adaptor.getScale(), adaptor.getSavedMean(),
+                                   adaptor.getSavedInvStd()})))
+    return failure();
+  auto vector =
+      RankedTensorType::get({input.getDimSize(1)}, input.getElementType());
+  types.append({input, vector, vector});
+  return success();
+}
+
+int64_t BatchNormGradOp::getFlops() {
+  // xhat, the two channel sums and the input gradient.
+  return 8 * getNumElements(getInput().getType());
+}
+
 //===----------------------------------------------------------------------===//
 // LayerNormOp
 //===----------------------------------------------------------------------===//
+
+namespace {
+/// The types layer normalization of an input works with: the normalized
+/// dims (the type of scale and bias) and the statistics (the input's shape
+/// with the normalized dims set to 1).
+struct LayerNormTypes {
+  RankedTensorType normalized, statistics;
+};
+} // namespace
+
+static FailureOr<LayerNormTypes>
+getLayerNormTypes(std::optional<Location> location, StringRef opName,
+                  RankedTensorType input, int64_t axisAttr) {
+  FailureOr<int64_t> axis =
+      normalizeAxis(location, opName, "axis", axisAttr, input.getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> statisticsShape(input.getShape());
+  for (int64_t dim = *axis; dim < input.getRank(); ++dim)
+    statisticsShape[dim] = 1;
+  return LayerNormTypes{input.clone(input.getShape().drop_front(*axis)),
+                        input.clone(statisticsShape)};
+}
 
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> location,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  FailureOr<int64_t> axis = normalizeAxis(location, getOperationName(), "axis",
-                                          adaptor.getAxis(), input.getRank());
-  if (failed(axis))
+  FailureOr<LayerNormTypes> layerNorm =
+      getLayerNormTypes(location, getOperationName(), input, adaptor.getAxis());
+  if (failed(layerNorm) ||
+      failed(verifyTypes(location, getOperationName(), {"scale", "bias"},
+                         {adaptor.getScale(), adaptor.getBias()},
+                         layerNorm->normalized, "the normalized dims")))
     return failure();
-  auto normalized = input.clone(input.getShape().drop_front(*axis));
-  for (auto [name, value] : {std::pair<StringRef, Value>{"scale",
-                                                         adaptor.getScale()},
-                             {"bias", adaptor.getBias()}}) {
-    if (value && value.getType() != normalized)
-      return emitInferenceError(location, getOperationName(), name,
-                                " has type ", value.getType(), ", expected ",
-                                normalized, " (the normalized dims)");
-  }
-  SmallVector<int64_t> statisticsShape(input.getShape());
-  for (int64_t dim = *axis; dim < input.getRank(); ++dim)
-    statisticsShape[dim] = 1;
-  auto statistics = input.clone(statisticsShape);
-  types.append({input, statistics, statistics});
+  types.append({input, layerNorm->statistics, layerNorm->statistics});
   return success();
 }
 
 int64_t LayerNormOp::getFlops() {
   // Mean, variance, normalization, scale and shift.
   return 8 * getNumElements(getInput().getType());
+}
+
+LogicalResult LayerNormGradOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  StringRef opName = getOperationName();
+  FailureOr<LayerNormTypes> layerNorm =
+      getLayerNormTypes(location, opName, input, adaptor.getAxis());
+  if (failed(layerNorm) ||
+      failed(verifyTypes(location, opName, {"output_grad"},
+                         {adaptor.getOutputGrad()}, input, "the input's")) ||
+      failed(verifyTypes(location, opName, {"scale"}, {adaptor.getScale()},
+                         layerNorm->normalized, "the normalized dims")) ||
+      failed(verifyTypes(location, opName, {"mean", "inv_std_dev"},
+                         {adaptor.getMean(), adaptor.getInvStdDev()},
+                         layerNorm->statistics, "the statistics")))
+    return failure();
+  types.append({input, layerNorm->normalized, layerNorm->normalized});
+  return success();
+}
+
+int64_t LayerNormGradOp::getFlops() {
+  // xhat, the two row sums, the input gradient and the two parameter sums.
+  return 10 * getNumElements(getInput().getType());
 }
 
 //===----------------------------------------------------------------------===//

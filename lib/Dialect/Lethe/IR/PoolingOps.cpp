@@ -127,3 +127,61 @@ LogicalResult GlobalAvgPoolOp::inferReturnTypes(
 int64_t GlobalAvgPoolOp::getFlops() {
   return getNumElements(getInput().getType()) + getNumElements(getType());
 }
+
+//===----------------------------------------------------------------------===//
+// Gradients
+//===----------------------------------------------------------------------===//
+
+/// Checks that pooling `input` with these attributes gives `outputGrad`'s
+/// type: the gradient ops' operands must come from one forward op.
+static LogicalResult
+verifyPoolGradShape(std::optional<Location> location, StringRef opName,
+                    RankedTensorType input, RankedTensorType outputGrad,
+                    ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                    ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
+                    bool ceilMode) {
+  SmallVector<Type> types;
+  if (failed(inferPoolType(location, opName, input, kernel, strides, pads,
+                           dilations, ceilMode, types)))
+    return failure();
+  if (types.front() != outputGrad)
+    return emitInferenceError(location, opName, "output_grad ", outputGrad,
+                              " is not the type of the pooling's output (",
+                              types.front(), ")");
+  return success();
+}
+
+LogicalResult MaxPoolGradOp::inferReturnTypes(MLIRContext *context,
+                                              std::optional<Location> location,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (failed(verifyPoolGradShape(
+          location, getOperationName(), input,
+          cast<RankedTensorType>(adaptor.getOutputGrad().getType()),
+          adaptor.getKernelShape(), adaptor.getStrides(), adaptor.getPads(),
+          adaptor.getDilations(), adaptor.getCeilMode())))
+    return failure();
+  types.push_back(input);
+  return success();
+}
+
+int64_t MaxPoolGradOp::getFlops() {
+  // The forward's comparisons again, and an addition per output element.
+  return getNumElements(getOutputGrad().getType()) *
+         (windowSize(getKernelShape()) + 1);
+}
+
+LogicalResult AvgPoolGradOp::verify() {
+  SmallVector<int64_t> dilations(getKernelShape().size(), 1);
+  return verifyPoolGradShape(getLoc(), getOperationName(),
+                             getInputGrad().getType(),
+                             getOutputGrad().getType(), getKernelShape(),
+                             getStrides(), getPads(), dilations, getCeilMode());
+}
+
+int64_t AvgPoolGradOp::getFlops() {
+  // A division per output element and an addition per window element.
+  return getNumElements(getOutputGrad().getType()) *
+         (windowSize(getKernelShape()) + 1);
+}

@@ -504,36 +504,46 @@ static constexpr double kResizeEpsilon = 1e-9;
 /// 2^63: resized dimensions below it fit in an int64_t.
 static constexpr double kInt64Bound = 9223372036854775808.0;
 
+/// The type of `input` resized by `scales`.
+static FailureOr<RankedTensorType>
+inferResizeType(std::optional<Location> location, StringRef opName,
+                RankedTensorType input, ArrayRef<double> scales) {
+  auto fail = [&](auto &&...args) -> FailureOr<RankedTensorType> {
+    (void)emitInferenceError(location, opName, args...);
+    return failure();
+  };
+  if (static_cast<int64_t>(scales.size()) != input.getRank())
+    return fail("scales has ", scales.size(), " entries, but the input ", input,
+                " has rank ", input.getRank());
+  SmallVector<int64_t> shape;
+  for (auto [index, scale] : llvm::enumerate(scales)) {
+    if (!(scale > 0) || !std::isfinite(scale))
+      return fail("scales[", index, "] is ", scale,
+                  ", but scales must be positive and finite");
+    int64_t inputSize = input.getDimSize(index);
+    double size = std::floor(inputSize * scale + kResizeEpsilon);
+    if (size < 1)
+      return fail("scales[", index, "] = ", scale, " resizes dimension ", index,
+                  " of size ", inputSize, " to 0 elements");
+    if (size >= kInt64Bound)
+      return fail("scales[", index, "] = ", scale, " resizes dimension ", index,
+                  " of size ", inputSize, " beyond the range of int64");
+    shape.push_back(static_cast<int64_t>(size));
+  }
+  return input.clone(shape);
+}
+
 LogicalResult ResizeOp::inferReturnTypes(MLIRContext *context,
                                          std::optional<Location> location,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  ArrayRef<double> scales = adaptor.getScales();
-  if (static_cast<int64_t>(scales.size()) != input.getRank())
-    return emitInferenceError(location, getOperationName(), "scales has ",
-                              scales.size(), " entries, but the input ", input,
-                              " has rank ", input.getRank());
-  SmallVector<int64_t> shape;
-  for (auto [index, scale] : llvm::enumerate(scales)) {
-    if (!(scale > 0) || !std::isfinite(scale))
-      return emitInferenceError(location, getOperationName(), "scales[", index,
-                                "] is ", scale,
-                                ", but scales must be positive and finite");
-    int64_t inputSize = input.getDimSize(index);
-    double size = std::floor(inputSize * scale + kResizeEpsilon);
-    if (size < 1)
-      return emitInferenceError(location, getOperationName(), "scales[", index,
-                                "] = ", scale, " resizes dimension ", index,
-                                " of size ", inputSize, " to 0 elements");
-    if (size >= kInt64Bound)
-      return emitInferenceError(location, getOperationName(), "scales[", index,
-                                "] = ", scale, " resizes dimension ", index,
-                                " of size ", inputSize,
-                                " beyond the range of int64");
-    shape.push_back(static_cast<int64_t>(size));
-  }
-  types.push_back(input.clone(shape));
+  FailureOr<RankedTensorType> type =
+      inferResizeType(location, getOperationName(),
+                      cast<RankedTensorType>(adaptor.getInput().getType()),
+                      adaptor.getScales());
+  if (failed(type))
+    return failure();
+  types.push_back(*type);
   return success();
 }
 
@@ -544,48 +554,75 @@ int64_t ResizeOp::getPointsPerDim() {
       .Default(1);
 }
 
-LogicalResult ResizeOp::verify() {
-  StringRef mode = getMode();
+/// Checks the sampling attributes that resize and resize_grad share, for
+/// an input (of the forward) of type `inputType`.
+template <typename ResizeLikeOp>
+static LogicalResult verifyResizeAttributes(ResizeLikeOp resize,
+                                            RankedTensorType inputType) {
+  Operation *op = resize.getOperation();
+  StringRef mode = resize.getMode();
+  StringRef transformation = resize.getCoordinateTransformationMode();
+  StringRef rounding = resize.getNearestMode();
+  std::optional<ArrayRef<double>> roi = resize.getRoi();
   if (!llvm::is_contained({"nearest", "linear", "cubic"}, mode))
-    return emitOpError("mode must be \"nearest\", \"linear\" or \"cubic\", "
-                       "got \"")
+    return op->emitOpError("mode must be \"nearest\", \"linear\" or \"cubic\", "
+                           "got \"")
            << mode << "\"";
-  auto inputType = cast<RankedTensorType>(getInput().getType());
   if (mode != "nearest" && !isa<FloatType>(inputType.getElementType()))
-    return emitOpError("mode \"")
+    return op->emitOpError("mode \"")
            << mode << "\" needs a floating-point input, got " << inputType;
-  StringRef transformation = getCoordinateTransformationMode();
   if (!llvm::is_contained({"half_pixel", "asymmetric", "align_corners",
                            "pytorch_half_pixel", "tf_half_pixel_for_nn",
                            "tf_crop_and_resize"},
                           transformation))
-    return emitOpError("coordinate_transformation_mode must be "
-                       "\"half_pixel\", \"asymmetric\", \"align_corners\", "
-                       "\"pytorch_half_pixel\", \"tf_half_pixel_for_nn\" or "
-                       "\"tf_crop_and_resize\", got \"")
+    return op->emitOpError(
+               "coordinate_transformation_mode must be "
+               "\"half_pixel\", \"asymmetric\", \"align_corners\", "
+               "\"pytorch_half_pixel\", \"tf_half_pixel_for_nn\" or "
+               "\"tf_crop_and_resize\", got \"")
            << transformation << "\"";
-  StringRef rounding = getNearestMode();
   if (!llvm::is_contained(
           {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
           rounding))
-    return emitOpError("nearest_mode must be \"round_prefer_floor\", "
-                       "\"round_prefer_ceil\", \"floor\" or \"ceil\", got \"")
+    return op->emitOpError(
+               "nearest_mode must be \"round_prefer_floor\", "
+               "\"round_prefer_ceil\", \"floor\" or \"ceil\", got \"")
            << rounding << "\"";
-  std::optional<ArrayRef<double>> roi = getRoi();
   bool crop = transformation == "tf_crop_and_resize";
   if (crop && !roi)
-    return emitOpError("coordinate_transformation_mode "
-                       "\"tf_crop_and_resize\" needs a roi");
+    return op->emitOpError("coordinate_transformation_mode "
+                           "\"tf_crop_and_resize\" needs a roi");
   if (!crop && roi)
-    return emitOpError("roi is only used with coordinate_transformation_mode "
-                       "\"tf_crop_and_resize\", not \"")
+    return op->emitOpError(
+               "roi is only used with coordinate_transformation_mode "
+               "\"tf_crop_and_resize\", not \"")
            << transformation << "\"";
   int64_t rank = inputType.getRank();
   if (roi && static_cast<int64_t>(roi->size()) != 2 * rank)
-    return emitOpError("roi has ")
+    return op->emitOpError("roi has ")
            << roi->size() << " entries, but needs " << 2 * rank
            << " (a start and an end per dimension of the input)";
   if (roi && !llvm::all_of(*roi, [](double v) { return std::isfinite(v); }))
-    return emitOpError("roi must be finite");
+    return op->emitOpError("roi must be finite");
+  return success();
+}
+
+LogicalResult ResizeOp::verify() {
+  return verifyResizeAttributes(*this,
+                                cast<RankedTensorType>(getInput().getType()));
+}
+
+LogicalResult ResizeGradOp::verify() {
+  RankedTensorType input = getInputGrad().getType();
+  if (failed(verifyResizeAttributes(*this, input)))
+    return failure();
+  FailureOr<RankedTensorType> output =
+      inferResizeType(getLoc(), getOperationName(), input, getScales());
+  if (failed(output))
+    return failure();
+  if (*output != getOutputGrad().getType())
+    return emitOpError("output_grad ")
+           << getOutputGrad().getType()
+           << " is not the type of the resize's output (" << *output << ")";
   return success();
 }

@@ -435,6 +435,251 @@ LogicalResult lossRule(RuleContext &c) {
       .Default([](Operation *) { return failure(); });
 }
 
+/// The axes of `rank` dims but the channel dim 1: (0, 2, 3, ...).
+SmallVector<int64_t> nonChannelAxes(int64_t rank) {
+  SmallVector<int64_t> axes{0};
+  for (int64_t dim = 2; dim < rank; ++dim)
+    axes.push_back(dim);
+  return axes;
+}
+
+/// `grad` (N, C, D...) summed to a vector of its C channels: the gradient of
+/// a per-channel bias.
+Value channelSum(GradientBuilder &g, Value grad) {
+  RankedTensorType type = GradientBuilder::typeOf(grad);
+  return g.reshape(g.reduceSum(grad, nonChannelAxes(type.getRank())),
+                   {type.getDimSize(1)});
+}
+
+/// The rules of conv and conv_transpose. A convolution's input gradient is
+/// the transposed convolution of the output gradient with the same weight
+/// (and the other way round); the weight gradients are conv_grad_weight.
+LogicalResult convolutionRule(RuleContext &c) {
+  GradientBuilder &g = c.g;
+  OpBuilder &b = g.builder;
+  Value dy = c.grad();
+  if (auto conv = dyn_cast<ConvOp>(c.op)) {
+    auto inputType = GradientBuilder::typeOf(conv.getInput());
+    if (c.wants(0)) {
+      // The output size rounds down: output_padding restores the rows the
+      // stride skipped at the end.
+      ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads(),
+                        dilations = conv.getDilations();
+      ArrayRef<int64_t> kernel =
+          conv.getWeight().getType().getShape().drop_front(2);
+      size_t rank = strides.size();
+      SmallVector<int64_t> outputPadding;
+      for (size_t dim = 0; dim < rank; ++dim) {
+        int64_t span = inputType.getDimSize(dim + 2) + pads[dim] +
+                       pads[dim + rank] - dilations[dim] * (kernel[dim] - 1) -
+                       1;
+        outputPadding.push_back(span % strides[dim]);
+      }
+      c.set(0, ConvTransposeOp::create(
+                   b, g.loc, dy, conv.getWeight(), /*bias=*/Value(),
+                   conv.getStridesAttr(), conv.getPadsAttr(),
+                   conv.getDilationsAttr(),
+                   b.getDenseI64ArrayAttr(outputPadding), conv.getGroupAttr()));
+    }
+    if (c.wants(1))
+      c.set(1, ConvGradWeightOp::create(
+                   b, g.loc, conv.getWeight().getType(), conv.getInput(), dy,
+                   conv.getStridesAttr(), conv.getPadsAttr(),
+                   conv.getDilationsAttr(), conv.getGroupAttr()));
+    if (c.wants(2))
+      c.set(2, channelSum(g, dy));
+    return success();
+  }
+  auto conv = cast<ConvTransposeOp>(c.op);
+  if (c.wants(0))
+    c.set(0, ConvOp::create(b, g.loc, dy, conv.getWeight(), /*bias=*/Value(),
+                            conv.getStridesAttr(), conv.getPadsAttr(),
+                            conv.getDilationsAttr(), conv.getGroupAttr()));
+  if (c.wants(1))
+    c.set(1, ConvGradWeightOp::create(
+                 b, g.loc, conv.getWeight().getType(), dy, conv.getInput(),
+                 conv.getStridesAttr(), conv.getPadsAttr(),
+                 conv.getDilationsAttr(), conv.getGroupAttr()));
+  if (c.wants(2))
+    c.set(2, channelSum(g, dy));
+  return success();
+}
+
+/// The rules of the pooling ops.
+LogicalResult poolingRule(RuleContext &c) {
+  GradientBuilder &g = c.g;
+  OpBuilder &b = g.builder;
+  Value dy = c.grad();
+  auto inputType = GradientBuilder::typeOf(c.operand(0));
+  Value dx =
+      llvm::TypeSwitch<Operation *, Value>(c.op)
+          .Case<MaxPoolOp, MaxPoolWithIndicesOp>([&](auto pool) -> Value {
+            return MaxPoolGradOp::create(
+                b, g.loc, dy, pool.getInput(), pool.getKernelShapeAttr(),
+                pool.getStridesAttr(), pool.getPadsAttr(),
+                pool.getDilationsAttr(), pool.getCeilModeAttr());
+          })
+          .Case([&](AvgPoolOp pool) -> Value {
+            return AvgPoolGradOp::create(
+                b, g.loc, inputType, dy, pool.getKernelShapeAttr(),
+                pool.getStridesAttr(), pool.getPadsAttr(),
+                pool.getCeilModeAttr(), pool.getCountIncludePadAttr());
+          })
+          .Case([&](GlobalAvgPoolOp) -> Value {
+            int64_t plane = inputType.getNumElements() /
+                            (inputType.getDimSize(0) * inputType.getDimSize(1));
+            return g.broadcastTo(g.scale(dy, 1.0 / static_cast<double>(plane)),
+                                 GradientBuilder::typeOf(dy).getShape(),
+                                 inputType);
+          });
+  c.set(0, dx);
+  return success();
+}
+
+/// Fails with a diagnostic when a result other than the first of `op`
+/// (statistics that are not differentiated) has a gradient.
+LogicalResult onlyFirstResult(RuleContext &c) {
+  for (unsigned index = 1; index < c.resultGrads.size(); ++index)
+    if (c.grad(index))
+      return emitError(c.op->getLoc(), "lethe-autodiff: the gradient of ")
+             << c.op->getName() << "'s result " << index
+             << " (a statistic) is not implemented; only the output is "
+                "differentiated";
+  return success();
+}
+
+/// The rules of the normalizations.
+LogicalResult normalizationRule(RuleContext &c) {
+  if (failed(onlyFirstResult(c)))
+    return failure();
+  GradientBuilder &g = c.g;
+  OpBuilder &b = g.builder;
+  Value dy = c.grad();
+  if (auto norm = dyn_cast<BatchNormTrainOp>(c.op)) {
+    // The running statistics do not affect the output.
+    auto grad =
+        BatchNormGradOp::create(b, g.loc, dy, norm.getInput(), norm.getScale(),
+                                norm.getSavedMean(), norm.getSavedInvStd());
+    for (unsigned index = 0; index < 3; ++index)
+      c.set(index, grad.getResult(index));
+    return success();
+  }
+  if (auto norm = dyn_cast<LayerNormOp>(c.op)) {
+    auto grad = LayerNormGradOp::create(
+        b, g.loc, dy, norm.getInput(), norm.getScale(), norm.getMean(),
+        norm.getInvStdDev(), norm.getAxisAttr());
+    for (unsigned index = 0; index < c.op->getNumOperands(); ++index)
+      c.set(index, grad.getResult(index));
+    return success();
+  }
+  // Inference-mode batch_norm is affine per channel: y = (x - mean) * a +
+  // bias with a = scale * inv and inv = 1 / sqrt(variance + epsilon).
+  auto norm = cast<BatchNormOp>(c.op);
+  auto inputType = GradientBuilder::typeOf(norm.getInput());
+  Type element = inputType.getElementType();
+  SmallVector<int64_t> channelShape(inputType.getRank(), 1);
+  channelShape[1] = inputType.getDimSize(1);
+  auto perChannel = [&](Value vector) {
+    return g.reshape(vector, channelShape);
+  };
+  Value inv =
+      g.div(g.scalar(element, 1.0),
+            SqrtOp::create(
+                b, g.loc,
+                g.add(norm.getVariance(),
+                      g.scalar(element, norm.getEpsilon().convertToDouble()))));
+  Value factor = g.mul(norm.getScale(), inv);
+  if (c.wants(0))
+    c.set(0, g.mul(dy, perChannel(factor)));
+  Value dBias = channelSum(g, dy);
+  if (c.wants(2))
+    c.set(2, dBias);
+  if (c.wants(3))
+    c.set(3, g.neg(g.mul(dBias, factor)));
+  if (c.wants(1) || c.wants(4)) {
+    Value xhat = g.mul(g.sub(norm.getInput(), perChannel(norm.getMean())),
+                       perChannel(inv));
+    Value dScale = channelSum(g, g.mul(dy, xhat));
+    if (c.wants(1))
+      c.set(1, dScale);
+    // d/dvariance = -1/2 scale inv^2 sum(dy xhat).
+    if (c.wants(4))
+      c.set(4, g.scale(g.mul(g.mul(dScale, factor), inv), -0.5));
+  }
+  return success();
+}
+
+/// The rules of the ops that move data: concat, split, resize, where and
+/// dropout.
+LogicalResult dataMovementRule(RuleContext &c) {
+  GradientBuilder &g = c.g;
+  OpBuilder &b = g.builder;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(c.op)
+      .Case([&](ConcatOp concat) {
+        // The pieces of dy along the axis.
+        int64_t rank = GradientBuilder::typeOf(concat.getResult()).getRank();
+        int64_t axis = concat.getAxisAttr().getInt();
+        if (axis < 0)
+          axis += rank;
+        SmallVector<int64_t> sizes;
+        SmallVector<Type> types;
+        for (Value input : concat.getInputs()) {
+          sizes.push_back(GradientBuilder::typeOf(input).getDimSize(axis));
+          types.push_back(input.getType());
+        }
+        auto split = SplitOp::create(b, g.loc, types, c.grad(),
+                                     b.getI64IntegerAttr(axis),
+                                     b.getDenseI64ArrayAttr(sizes));
+        for (unsigned index = 0; index < types.size(); ++index)
+          if (c.wants(index))
+            c.set(index, split.getResult(index));
+        return success();
+      })
+      .Case([&](SplitOp split) {
+        // The result gradients concatenated, zeros for those without one.
+        SmallVector<Value> pieces;
+        for (auto [index, result] : llvm::enumerate(split.getResults())) {
+          Value grad = c.grad(index);
+          pieces.push_back(
+              grad ? grad : g.splat(GradientBuilder::typeOf(result), 0.0));
+        }
+        c.set(0, ConcatOp::create(b, g.loc, pieces, split.getAxisAttr()));
+        return success();
+      })
+      .Case([&](ResizeOp resize) {
+        c.set(0, ResizeGradOp::create(
+                     b, g.loc, TypeRange{resize.getInput().getType()},
+                     ValueRange{c.grad()}, resize->getAttrs()));
+        return success();
+      })
+      .Case([&](WhereOp where) {
+        Value zero = g.scalar(GradientBuilder::elementTypeOf(c.grad()), 0.0);
+        Value condition = where.getCondition();
+        if (c.wants(1))
+          c.set(1, g.unbroadcast(
+                       WhereOp::create(b, g.loc, condition, c.grad(), zero),
+                       GradientBuilder::typeOf(where.getLhs())));
+        if (c.wants(2))
+          c.set(2, g.unbroadcast(
+                       WhereOp::create(b, g.loc, condition, zero, c.grad()),
+                       GradientBuilder::typeOf(where.getRhs())));
+        return success();
+      })
+      .Case([&](DropoutOp dropout) {
+        // The kept elements, scaled as in the forward.
+        if (!dropout.getTraining()) {
+          c.set(0, c.grad());
+          return success();
+        }
+        double keep = 1.0 - dropout.getRatio().convertToDouble();
+        Value zero = g.scalar(GradientBuilder::elementTypeOf(c.grad()), 0.0);
+        c.set(0, WhereOp::create(b, g.loc, dropout.getMask(),
+                                 g.scale(c.grad(), 1.0 / keep), zero));
+        return success();
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
 /// Runs the rule of `op`. Fails, after a diagnostic, when `op` has none.
 LogicalResult buildGradient(RuleContext &c) {
   Operation *op = c.op;
@@ -462,6 +707,14 @@ LogicalResult buildGradient(RuleContext &c) {
     return softmaxRule(c);
   if (isa<SoftmaxCrossEntropyOp, NllOp, MseOp>(op))
     return lossRule(c);
+  if (isa<ConvOp, ConvTransposeOp>(op))
+    return convolutionRule(c);
+  if (isa<MaxPoolOp, MaxPoolWithIndicesOp, AvgPoolOp, GlobalAvgPoolOp>(op))
+    return poolingRule(c);
+  if (isa<BatchNormOp, BatchNormTrainOp, LayerNormOp>(op))
+    return normalizationRule(c);
+  if (isa<ConcatOp, SplitOp, ResizeOp, WhereOp, DropoutOp>(op))
+    return dataMovementRule(c);
   if (auto castOp = dyn_cast<CastOp>(op)) {
     // Active, so from a float type (integers carry no gradient).
     c.set(0, CastOp::create(c.g.builder, c.g.loc, c.grad(),
@@ -469,6 +722,62 @@ LogicalResult buildGradient(RuleContext &c) {
     return success();
   }
   return noRule();
+}
+
+//===----------------------------------------------------------------------===//
+// Training mode
+//===----------------------------------------------------------------------===//
+
+/// A running statistic that the training step updates: the value of its
+/// next step and the argument it replaces.
+struct StateUpdate {
+  Value next;
+  unsigned argument;
+};
+
+/// Puts `func` in training mode: batch_norm becomes batch_norm_train and
+/// dropout drops, keyed by the step argument. Returns the running
+/// statistics to update (those that are arguments of `func`).
+SmallVector<StateUpdate> enterTrainingMode(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  SmallVector<StateUpdate> updates;
+  auto argumentIndex = [&](Value value) -> std::optional<unsigned> {
+    auto argument = dyn_cast<BlockArgument>(value);
+    if (argument && argument.getOwner() == &body)
+      return argument.getArgNumber();
+    return std::nullopt;
+  };
+  auto recordUpdates = [&](BatchNormTrainOp norm) {
+    for (auto [running, next] :
+         {std::pair<Value, Value>{norm.getRunningMean(),
+                                  norm.getRunningMeanOut()},
+          {norm.getRunningVariance(), norm.getRunningVarianceOut()}})
+      if (std::optional<unsigned> index = argumentIndex(running))
+        updates.push_back({next, *index});
+  };
+  Value step;
+  for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
+    if (auto norm = dyn_cast<BatchNormOp>(op)) {
+      OpBuilder builder(norm);
+      auto train = BatchNormTrainOp::create(
+          builder, norm.getLoc(), norm.getInput(), norm.getScale(),
+          norm.getBias(), norm.getMean(), norm.getVariance(),
+          norm.getEpsilonAttr(), norm.getMomentumAttr());
+      norm.getResult().replaceAllUsesWith(train.getOutput());
+      norm.erase();
+      recordUpdates(train);
+    } else if (auto norm = dyn_cast<BatchNormTrainOp>(op)) {
+      recordUpdates(norm);
+    } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
+      if (dropout.getRatio().convertToDouble() == 0)
+        continue;
+      if (!step)
+        step = getOrAddStepArgument(func);
+      dropout.setTraining(true);
+      dropout.getStepMutable().assign(step);
+    }
+  }
+  return updates;
 }
 
 //===----------------------------------------------------------------------===//
@@ -544,6 +853,9 @@ LogicalResult AutodiffPass::run() {
 
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
   Value loss = returnOp.getOperand(0);
+  SmallVector<StateUpdate> stateUpdates;
+  if (training)
+    stateUpdates = enterTrainingMode(func);
   if (!isFloatTensor(loss) ||
       cast<RankedTensorType>(loss.getType()).getNumElements() != 1)
     return emitError(func.getLoc(), "lethe-autodiff: the loss is ")
@@ -628,6 +940,15 @@ LogicalResult AutodiffPass::run() {
          builder.getNamedAttr(kGradientOfAttr,
                               builder.getI64IntegerAttr(index))}));
   }
+  for (const StateUpdate &update : stateUpdates) {
+    results.push_back(update.next);
+    resultTypes.push_back(update.next.getType());
+    resultAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr(kNameAttr,
+                              builder.getStringAttr(argName(update.argument))),
+         builder.getNamedAttr(kUpdatesAttr,
+                              builder.getI64IntegerAttr(update.argument))}));
+  }
   func::ReturnOp::create(builder, returnOp.getLoc(), results);
   returnOp.erase();
   func.setFunctionType(
@@ -635,10 +956,14 @@ LogicalResult AutodiffPass::run() {
   func.setAllResultAttrs(resultAttrs);
   func.setSymName(name);
 
-  // Erase what only the dropped results needed.
-  for (Operation &op :
-       llvm::make_early_inc_range(llvm::reverse(body.without_terminator())))
-    if (op.use_empty())
-      op.erase();
+  // Erase what only the dropped results needed, last first, so that an
+  // op's operands lose that use before they are looked at. (A reverse
+  // iterator over the block would point at the op it erases.)
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (op->use_empty())
+      op->erase();
   return success();
 }

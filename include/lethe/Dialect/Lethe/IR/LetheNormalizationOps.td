@@ -4,7 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Lethe's normalization, softmax and dropout (batch_norm, layer_norm, softmax, log_softmax, dropout).
+// Lethe's normalization, softmax and dropout (batch_norm, layer_norm,
+// softmax, log_softmax, dropout), and the gradients of the normalizations
+// (batch_norm_grad, layer_norm_grad).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +20,9 @@ def Lethe_BatchNormOp : Lethe_InferredOp<"batch_norm"> {
   let description = [{
     ONNX `BatchNormalization` with `training_mode = 0`: per channel c (axis
     1 of `input`, N, C, D...), `y = scale[c] * (x - mean[c]) / sqrt(var[c] +
-    epsilon) + bias[c]`, with the running statistics given.
+    epsilon) + bias[c]`, with the running statistics given. `momentum` does
+    not affect the result: it is the model's, kept for `--lethe-autodiff`,
+    which trains with `batch_norm_train`.
 
     ```mlir
     %y = lethe.batch_norm %x, %scale, %bias, %mean, %var : (tensor<8x16x32x32xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x32x32xf32>
@@ -27,7 +31,8 @@ def Lethe_BatchNormOp : Lethe_InferredOp<"batch_norm"> {
   let arguments = (ins Lethe_FloatTensor:$input, Lethe_FloatTensor:$scale,
                        Lethe_FloatTensor:$bias, Lethe_FloatTensor:$mean,
                        Lethe_FloatTensor:$variance,
-                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon,
+                       DefaultValuedAttr<F32Attr, "0.9">:$momentum);
   let results = (outs Lethe_FloatTensor:$output);
 }
 
@@ -59,6 +64,30 @@ def Lethe_BatchNormTrainOp : Lethe_InferredOp<"batch_norm_train"> {
                       Lethe_FloatTensor:$saved_inv_std);
 }
 
+def Lethe_BatchNormGradOp : Lethe_InferredOp<"batch_norm_grad"> {
+  let summary = "gradient of training-mode batch normalization";
+  let description = [{
+    The gradients of `batch_norm_train`'s output with respect to its input,
+    scale and bias, from the output gradient `output_grad`, the `input`, the
+    `scale` and the batch statistics the forward saved. Per channel c, with
+    `xhat = (x - saved_mean[c]) * saved_inv_std[c]` and M the elements per
+    channel: `bias_grad[c] = sum(dy)`, `scale_grad[c] = sum(dy * xhat)` and
+    `input_grad = scale[c] * saved_inv_std[c] * (dy - (bias_grad[c] + xhat
+    * scale_grad[c]) / M)`, which accounts for the statistics depending on
+    the input.
+
+    ```mlir
+    %dx, %dscale, %dbias = lethe.batch_norm_grad %dy, %x, %scale, %sm, %si : (tensor<8x16x32x32xf32>, tensor<8x16x32x32xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x16x32x32xf32>, tensor<16xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$output_grad, Lethe_FloatTensor:$input,
+                       Lethe_FloatTensor:$scale, Lethe_FloatTensor:$saved_mean,
+                       Lethe_FloatTensor:$saved_inv_std);
+  let results = (outs Lethe_FloatTensor:$input_grad,
+                      Lethe_FloatTensor:$scale_grad,
+                      Lethe_FloatTensor:$bias_grad);
+}
+
 def Lethe_LayerNormOp : Lethe_InferredOp<"layer_norm"> {
   let summary = "layer normalization";
   let description = [{
@@ -79,6 +108,32 @@ def Lethe_LayerNormOp : Lethe_InferredOp<"layer_norm"> {
                        DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
   let results = (outs Lethe_FloatTensor:$output, Lethe_FloatTensor:$mean,
                       Lethe_FloatTensor:$inv_std_dev);
+}
+
+def Lethe_LayerNormGradOp : Lethe_InferredOp<"layer_norm_grad"> {
+  let summary = "gradient of layer normalization";
+  let description = [{
+    The gradients of `layer_norm`'s output with respect to its input, scale
+    and bias, from the output gradient `output_grad`, the `input`, the
+    `scale` and the `mean` and `inv_std_dev` the forward returned. Per row
+    (the normalized dims from `axis` on, K elements), with `xhat = (x -
+    mean) * inv_std_dev` and `d = dy * scale`: `input_grad = inv_std_dev *
+    (d - (sum(d) + xhat * sum(d * xhat)) / K)`. `scale_grad = sum over rows
+    of dy * xhat` and `bias_grad = sum over rows of dy` have the normalized
+    shape (a scale or bias that broadcast to it is summed back by the
+    caller).
+
+    ```mlir
+    %dx, %dscale, %dbias = lethe.layer_norm_grad %dy, %x, %scale, %mean, %inv : (tensor<2x16x32xf32>, tensor<2x16x32xf32>, tensor<32xf32>, tensor<2x16x1xf32>, tensor<2x16x1xf32>) -> (tensor<2x16x32xf32>, tensor<32xf32>, tensor<32xf32>)
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$output_grad, Lethe_FloatTensor:$input,
+                       Lethe_FloatTensor:$scale, Lethe_FloatTensor:$mean,
+                       Lethe_FloatTensor:$inv_std_dev,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Lethe_FloatTensor:$input_grad,
+                      Lethe_FloatTensor:$scale_grad,
+                      Lethe_FloatTensor:$bias_grad);
 }
 
 /// Softmax and log-softmax along one axis (opset 13 semantics; the importer
@@ -132,17 +187,20 @@ def Lethe_DropoutOp : Lethe_InferredOp<"dropout"> {
     ONNX `Dropout`. With `training`, each element is kept with probability
     `1 - ratio` and scaled by `1 / (1 - ratio)`, else zeroed; `mask` says
     which were kept. The draw is a counter-based random function of `seed`,
-    the training step and the element's index, so that a recompute of the
-    op reproduces the same mask. Without `training` the op is the identity
-    and the mask is all true. The importer folds ONNX's `ratio` and
+    the training step (the optional scalar `step`, 0 without it) and the
+    element's index, so that a recompute of the op reproduces the same mask
+    and each step draws a new one. Without `training` the op is the
+    identity and the mask is all true. The importer folds ONNX's `ratio` and
     `training_mode` inputs into the attributes and gives a node without a
-    seed one derived from its name.
+    seed one derived from its name; `--lethe-autodiff` turns training on and
+    passes the training step's `step` argument.
 
     ```mlir
-    %y, %mask = lethe.dropout %x {ratio = 1.000000e-01 : f32, seed = 7 : i64, training} : (tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xi1>)
+    %y, %mask = lethe.dropout %x, %step {ratio = 1.000000e-01 : f32, seed = 7 : i64, training} : (tensor<8x64xf32>, tensor<i64>) -> (tensor<8x64xf32>, tensor<8x64xi1>)
     ```
   }];
   let arguments = (ins Lethe_FloatTensor:$input,
+                       Optional<Lethe_TensorOf<[I64], "tensor<i64>">>:$step,
                        DefaultValuedAttr<F32Attr, "0.5">:$ratio,
                        I64Attr:$seed, UnitAttr:$training);
   let results = (outs Lethe_FloatTensor:$output, Lethe_BoolTensor:$mask);

@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Lethe's pooling (max_pool, avg_pool, global_avg_pool).
+// Lethe's pooling (max_pool, avg_pool, global_avg_pool) and the gradients
+// of the windowed ones (max_pool_grad, avg_pool_grad).
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,6 +91,50 @@ def Lethe_GlobalAvgPoolOp : Lethe_InferredOp<"global_avg_pool"> {
   }];
   let arguments = (ins Lethe_FloatTensor:$input);
   let results = (outs Lethe_FloatTensor:$output);
+}
+
+def Lethe_MaxPoolGradOp : Lethe_InferredOp<"max_pool_grad"> {
+  let summary = "gradient of max pooling";
+  let description = [{
+    The input gradient of `max_pool` with these attributes: each element of
+    `output_grad` is added to the element of `input` that won its window
+    (of equal maxima the first, as in the forward), every other element
+    gets 0. It finds the winners again from `input`, so the forward need
+    not keep indices. The result has the type of `input`.
+
+    ```mlir
+    %dx = lethe.max_pool_grad %dy, %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<8x16x16x16xf32>, tensor<8x16x32x32xf32>) -> tensor<8x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$output_grad, Lethe_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode);
+  let results = (outs Lethe_FloatTensor:$input_grad);
+}
+
+def Lethe_AvgPoolGradOp : Lethe_Op<"avg_pool_grad"> {
+  let summary = "gradient of average pooling";
+  let description = [{
+    The input gradient of `avg_pool` with these attributes: each element of
+    `output_grad`, divided by its window's divisor, is added to every input
+    element of the window. The result has the type of the forward's input,
+    which `output_grad` does not determine; the verifier checks that
+    pooling it gives the shape of `output_grad`.
+
+    ```mlir
+    %dx = lethe.avg_pool_grad %dy {kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<8x16x16x16xf32>) -> tensor<8x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$output_grad,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       UnitAttr:$ceil_mode, UnitAttr:$count_include_pad);
+  let results = (outs Lethe_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // LETHE_DIALECT_LETHE_IR_LETHEPOOLINGOPS_TD

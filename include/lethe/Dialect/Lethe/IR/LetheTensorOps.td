@@ -323,4 +323,46 @@ def Lethe_ResizeOp : Lethe_DataMovementOp<"resize"> {
   }];
 }
 
+def Lethe_ResizeGradOp : Lethe_Op<"resize_grad"> {
+  let summary = "gradient of resize";
+  let description = [{
+    The input gradient of `resize` with these attributes (the adjoint of the
+    resize): each element of `output_grad` is added, times its weight, to
+    every input element it was sampled from; a result element that
+    `tf_crop_and_resize` extrapolated contributes nothing. The result has
+    the type of the forward's input, which `output_grad` does not determine;
+    the verifier checks that resizing it gives the shape of `output_grad`.
+    Floating-point only.
+
+    ```mlir
+    %dx = lethe.resize_grad %dy {mode = "nearest", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>} : (tensor<1x3x16x16xf32>) -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins
+    Lethe_FloatTensor:$output_grad,
+    DenseF64ArrayAttr:$scales,
+    DefaultValuedStrAttr<StrAttr, "nearest">:$mode,
+    DefaultValuedStrAttr<StrAttr, "half_pixel">:$coordinate_transformation_mode,
+    DefaultValuedStrAttr<StrAttr, "round_prefer_floor">:$nearest_mode,
+    DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
+    DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+    OptionalAttr<DenseF64ArrayAttr>:$roi,
+    DefaultValuedAttr<F64Attr, "0.0">:$extrapolation_value);
+  let results = (outs Lethe_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    int64_t $cppClass::getFlops() {
+      // A multiply-add per point written, per resized dimension.
+      auto type = ::llvm::cast<::mlir::RankedTensorType>(
+          getOutputGrad().getType());
+      int64_t points = getMode() == "nearest" ? 1
+                       : getMode() == "linear" ? 2 : 4;
+      return 2 * points * type.getNumElements() * type.getRank();
+    }
+  }];
+}
+
 #endif // LETHE_DIALECT_LETHE_IR_LETHETENSOROPS_TD

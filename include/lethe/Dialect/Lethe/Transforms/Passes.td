@@ -96,6 +96,17 @@ def AutodiffPass : Pass<"lethe-autodiff", "::mlir::ModuleOp"> {
     gets a zero gradient. An op on the path from a differentiated argument
     to the loss that has no gradient rule is an error naming it.
 
+    With `training` (the default), the step trains as a framework's
+    training mode does: every `batch_norm` normalizes with its batch's
+    statistics (it becomes `batch_norm_train`), every dropout with a
+    non-zero ratio drops, keyed by a `step` argument (tensor<i64>, marked
+    `lethe.step`, added if missing) so that each step draws a new mask. The
+    new running statistics of a normalization whose running mean and
+    variance are arguments follow the gradients as results named like those
+    arguments and marked `lethe.updates = INDEX`, the argument they replace
+    in the next step. With `training=false` the forward is differentiated
+    as written.
+
     Example: `lethe-opt model.mlir --lethe-add-loss="output=logits
     kind=softmax_cross_entropy" --lethe-autodiff`.
   }];
@@ -106,6 +117,9 @@ def AutodiffPass : Pass<"lethe-autodiff", "::mlir::ModuleOp"> {
            "The name of the training-step function">,
     ListOption<"inputs", "inputs", "std::string",
                "Data inputs (by lethe.name) to differentiate as well">,
+    Option<"training", "training", "bool", /*default=*/"true",
+           "Batch statistics and active dropout, as in a framework's "
+           "training mode">,
   ];
 }
 
