@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lethe/Dialect/Lethe/Transforms/Autodiff.h"
 #include "lethe/Dialect/Lethe/Transforms/Passes.h"
 
 #include "PassUtils.h"
@@ -141,6 +142,12 @@ public:
   OpBuilder &builder;
   Location loc;
 };
+
+/// Whether `value` is a tensor of floats (which carry gradients).
+bool isFloatTensor(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
 
 /// The permutation that swaps the last two of `rank` dims.
 SmallVector<int64_t> swapLastTwo(int64_t rank) {
@@ -780,6 +787,86 @@ SmallVector<StateUpdate> enterTrainingMode(func::FuncOp func) {
   return updates;
 }
 
+} // namespace
+
+FailureOr<SmallVector<Value>> lethe::buildGradients(OpBuilder &builder, Value y,
+                                                    ArrayRef<Value> xs) {
+  Block *block = builder.getInsertionBlock();
+  SmallVector<Operation *> forward;
+  for (Operation &op :
+       llvm::make_range(block->begin(), builder.getInsertionPoint()))
+    forward.push_back(&op);
+
+  // Active values: float values that depend on an x and that y depends on.
+  llvm::DenseSet<Value> varied(xs.begin(), xs.end()), useful;
+  for (Operation *op : forward)
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return varied.contains(v); }))
+      for (Value result : op->getResults())
+        if (isFloatTensor(result))
+          varied.insert(result);
+  useful.insert(y);
+  for (Operation *op : llvm::reverse(forward))
+    if (llvm::any_of(op->getResults(),
+                     [&](Value v) { return useful.contains(v); }))
+      for (Value operand : op->getOperands())
+        useful.insert(operand);
+  auto active = [&](Value v) {
+    return varied.contains(v) && useful.contains(v);
+  };
+
+  // Walk the active ops in reverse, accumulating gradients per value. An x
+  // computed from another x (not an independent variable) is not walked
+  // through: the sweep stops at the xs.
+  llvm::DenseSet<Value> independent(xs.begin(), xs.end());
+  llvm::DenseMap<Value, Value> grads;
+  grads[y] = GradientBuilder(builder, y.getLoc())
+                 .splat(GradientBuilder::typeOf(y), 1.0);
+  for (Operation *op : llvm::reverse(forward)) {
+    if (!llvm::any_of(op->getResults(), active) ||
+        llvm::any_of(op->getResults(),
+                     [&](Value v) { return independent.contains(v); }))
+      continue;
+    SmallVector<Value> resultGrads;
+    bool anyGrad = false;
+    for (Value result : op->getResults()) {
+      resultGrads.push_back(grads.lookup(result));
+      anyGrad |= static_cast<bool>(resultGrads.back());
+    }
+    if (!anyGrad)
+      continue;
+    SmallVector<bool> wanted;
+    for (Value operand : op->getOperands())
+      wanted.push_back(active(operand));
+    if (llvm::none_of(wanted, [](bool w) { return w; }))
+      continue;
+    SmallVector<Value> operandGrads(op->getNumOperands());
+    GradientBuilder g(builder, op->getLoc());
+    RuleContext context{op, resultGrads, wanted, operandGrads, g};
+    if (failed(buildGradient(context)))
+      return failure();
+    for (auto [operand, grad, want] :
+         llvm::zip(op->getOperands(), operandGrads, wanted)) {
+      if (!grad || !want)
+        continue;
+      Value &sum = grads[operand];
+      sum = sum ? g.add(sum, grad) : grad;
+    }
+  }
+
+  SmallVector<Value> gradients;
+  for (Value x : xs) {
+    Value grad = grads.lookup(x);
+    if (!grad)
+      grad = GradientBuilder(builder, x.getLoc())
+                 .splat(GradientBuilder::typeOf(x), 0.0);
+    gradients.push_back(grad);
+  }
+  return gradients;
+}
+
+namespace {
+
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -794,11 +881,6 @@ struct AutodiffPass : public lethe::impl::AutodiffPassBase<AutodiffPass> {
 
   LogicalResult run();
 };
-
-bool isFloatTensor(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  return type && isa<FloatType>(type.getElementType());
-}
 
 } // namespace
 
@@ -861,64 +943,14 @@ LogicalResult AutodiffPass::run() {
     return emitError(func.getLoc(), "lethe-autodiff: the loss is ")
            << loss.getType() << ", not one floating-point element";
 
-  // Active values: float values that depend on a differentiated argument
-  // and that the loss depends on.
-  llvm::DenseSet<Value> varied, useful;
-  for (unsigned index : wrt)
-    varied.insert(body.getArgument(index));
-  for (Operation &op : body.without_terminator())
-    if (llvm::any_of(op.getOperands(),
-                     [&](Value v) { return varied.contains(v); }))
-      for (Value result : op.getResults())
-        if (isFloatTensor(result))
-          varied.insert(result);
-  useful.insert(loss);
-  for (Operation &op : llvm::reverse(body.without_terminator()))
-    if (llvm::any_of(op.getResults(),
-                     [&](Value v) { return useful.contains(v); }))
-      for (Value operand : op.getOperands())
-        useful.insert(operand);
-  auto active = [&](Value v) {
-    return varied.contains(v) && useful.contains(v);
-  };
-
-  // Walk the active ops in reverse, accumulating gradients per value.
   OpBuilder builder(returnOp);
-  llvm::DenseMap<Value, Value> grads;
-  grads[loss] = GradientBuilder(builder, loss.getLoc())
-                    .splat(GradientBuilder::typeOf(loss), 1.0);
-  SmallVector<Operation *> forward;
-  for (Operation &op : body.without_terminator())
-    forward.push_back(&op);
-  for (Operation *op : llvm::reverse(forward)) {
-    if (!llvm::any_of(op->getResults(), active))
-      continue;
-    SmallVector<Value> resultGrads;
-    bool anyGrad = false;
-    for (Value result : op->getResults()) {
-      resultGrads.push_back(grads.lookup(result));
-      anyGrad |= static_cast<bool>(resultGrads.back());
-    }
-    if (!anyGrad)
-      continue;
-    SmallVector<bool> wanted;
-    for (Value operand : op->getOperands())
-      wanted.push_back(active(operand));
-    if (llvm::none_of(wanted, [](bool w) { return w; }))
-      continue;
-    SmallVector<Value> operandGrads(op->getNumOperands());
-    GradientBuilder g(builder, op->getLoc());
-    RuleContext context{op, resultGrads, wanted, operandGrads, g};
-    if (failed(buildGradient(context)))
-      return failure();
-    for (auto [operand, grad, want] :
-         llvm::zip(op->getOperands(), operandGrads, wanted)) {
-      if (!grad || !want)
-        continue;
-      Value &sum = grads[operand];
-      sum = sum ? g.add(sum, grad) : grad;
-    }
-  }
+  SmallVector<Value> wrtValues;
+  for (unsigned index : wrt)
+    wrtValues.push_back(body.getArgument(index));
+  FailureOr<SmallVector<Value>> gradients =
+      buildGradients(builder, loss, wrtValues);
+  if (failed(gradients))
+    return failure();
 
   // The new results: the loss and one gradient per differentiated argument.
   SmallVector<Value> results{loss};
@@ -926,12 +958,7 @@ LogicalResult AutodiffPass::run() {
   SmallVector<DictionaryAttr> resultAttrs{func.getResultAttrDict(0)
                                               ? func.getResultAttrDict(0)
                                               : builder.getDictionaryAttr({})};
-  for (unsigned index : wrt) {
-    Value argument = body.getArgument(index);
-    Value grad = grads.lookup(argument);
-    if (!grad)
-      grad = GradientBuilder(builder, func.getLoc())
-                 .splat(GradientBuilder::typeOf(argument), 0.0);
+  for (auto [index, grad] : llvm::zip(wrt, *gradients)) {
     results.push_back(grad);
     resultTypes.push_back(grad.getType());
     resultAttrs.push_back(builder.getDictionaryAttr(
