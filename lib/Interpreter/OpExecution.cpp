@@ -351,6 +351,43 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
                                                axes.data(), axes.size(),
                                                execution.out()));
       })
+      // Optimizer updates.
+      .Case([&](SgdUpdateOp update) {
+        return execution.check(lethe_rt_sgd_update(
+            context, execution.in(0), execution.in(1), execution.in(2),
+            update.getNormCoefficient().convertToDouble(), execution.out()));
+      })
+      .Case([&](MomentumUpdateOp update) {
+        return execution.check(lethe_rt_momentum_update(
+            context, execution.in(0), execution.in(1), execution.in(2),
+            execution.in(3), execution.in(4),
+            update.getAlpha().convertToDouble(),
+            update.getBeta().convertToDouble(),
+            update.getNormCoefficient().convertToDouble(),
+            update.getMode() == "nesterov", execution.out(0),
+            execution.out(1)));
+      })
+      .Case([&](AdagradUpdateOp update) {
+        return execution.check(lethe_rt_adagrad_update(
+            context, execution.in(0), execution.in(1), execution.in(2),
+            execution.in(3), execution.in(4),
+            update.getDecayFactor().convertToDouble(),
+            update.getEpsilon().convertToDouble(),
+            update.getNormCoefficient().convertToDouble(), execution.out(0),
+            execution.out(1)));
+      })
+      .Case([&](AdamUpdateOp update) {
+        return execution.check(lethe_rt_adam_update(
+            context, execution.in(0), execution.in(1), execution.in(2),
+            execution.in(3), execution.in(4), execution.in(5),
+            update.getAlpha().convertToDouble(),
+            update.getBeta().convertToDouble(),
+            update.getEpsilon().convertToDouble(),
+            update.getNormCoefficient().convertToDouble(),
+            update.getNormCoefficientPost().convertToDouble(),
+            update.getWeightDecay().convertToDouble(), execution.out(0),
+            execution.out(1), execution.out(2)));
+      })
       // Losses.
       .Case([&](SoftmaxCrossEntropyOp loss) {
         const lethe_rt_tensor *weights =

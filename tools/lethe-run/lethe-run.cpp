@@ -8,20 +8,32 @@
 //
 //   lethe-run FILE.mlir [--entry NAME] [--inputs-from DIR] [--expect-from DIR]
 //             [--rtol R] [--atol A] [--random-inputs SEED]
-//             [--dump-outputs DIR]
+//             [--dump-outputs DIR] [--steps N [--fresh-inputs]]
 //
 // Data inputs (arguments without a `lethe.initializer`) come from
 // DIR/input_K.pb (ONNX TensorProto, K counting data inputs in argument
-// order) or are random; parameters take their initial values. Results are
+// order) or are random (integers that a classification loss reads as class
+// indices are drawn below its number of classes); parameters take their
+// initial values; the argument marked `lethe.step` is 0. Results are
 // compared with DIR/output_K.pb (|actual - expected| <= atol + rtol *
 // |expected| for every float element; integers and booleans must be equal),
 // printing one line per output; the exit code
 // is 0 only when all match. The peak of tensor bytes held is printed last.
 //
+// With --steps N the function is a training step (TrainingLoop.h) run N
+// times: each result marked `lethe.updates = I` becomes argument I of the
+// next step, the step argument counts 0 to N-1, and the loss of each step is
+// printed. The data inputs are the same at every step (one batch, which the
+// model should fit: the usual check that training works), unless
+// --fresh-inputs draws new random ones at every step. --dump-outputs writes
+// the last step's results.
+//
 //===----------------------------------------------------------------------===//
 
 #include "lethe/Interpreter/Interpreter.h"
+#include "lethe/Interpreter/TrainingLoop.h"
 
+#include "lethe/Dialect/Lethe/IR/LetheOps.h"
 #include "lethe/Dialect/Lethe/IR/TensorSize.h"
 #include "lethe/InitAllDialects.h"
 #include "lethe/Target/ONNX/TensorProtoIO.h"
@@ -30,6 +42,7 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -72,6 +85,17 @@ static cl::opt<int64_t>
 static cl::opt<std::string>
     dumpOutputs("dump-outputs", cl::desc("Write results to DIR/output_K.pb"),
                 cl::value_desc("DIR"), cl::cat(runCategory));
+static cl::opt<int64_t>
+    steps("steps",
+          cl::desc("Run a training step N times, feeding each result marked "
+                   "lethe.updates back into its argument, and print the loss "
+                   "of each step"),
+          cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
+static cl::opt<bool> freshInputs(
+    "fresh-inputs",
+    cl::desc("With --steps and --random-inputs: draw new data inputs at every "
+             "step (default: the same inputs at every step)"),
+    cl::cat(runCategory));
 
 /// Prints "lethe-run: <message>" and returns the failure exit code.
 static int fail(const llvm::Twine &message) {
@@ -145,9 +169,30 @@ static bool writeTensor(StringRef path, const HostTensor &tensor,
   return true;
 }
 
+/// The number of classes of `argument` when a classification loss (or its
+/// gradient) reads it as class indices: the class dimension 1 of the scores.
+static std::optional<int64_t> getClassCount(BlockArgument argument) {
+  for (OpOperand &use : argument.getUses()) {
+    Operation *user = use.getOwner();
+    unsigned operand = use.getOperandNumber();
+    Type scores;
+    if (isa<SoftmaxCrossEntropyOp, NllOp>(user) && operand == 1)
+      scores = user->getOperand(0).getType();
+    else if (isa<SoftmaxCrossEntropyGradOp>(user) && operand == 2)
+      scores = user->getOperand(1).getType();
+    else if (isa<NllGradOp>(user) && operand == 1)
+      scores = user->getResult(0).getType();
+    if (auto type = dyn_cast_if_present<RankedTensorType>(scores))
+      if (type.getRank() >= 2 && !type.isDynamicDim(1))
+        return type.getDimSize(1);
+  }
+  return std::nullopt;
+}
+
 /// A tensor of `type` with seeded random values: floats uniform in [-1, 1),
-/// integers in [0, 10), booleans fair coins.
-static HostTensor randomTensor(RankedTensorType type, std::mt19937_64 &rng) {
+/// integers in [0, integerBound), booleans fair coins.
+static HostTensor randomTensor(RankedTensorType type, std::mt19937_64 &rng,
+                               int64_t integerBound) {
   HostTensor tensor(type);
   Type elementType = type.getElementType();
   int64_t count = type.getNumElements();
@@ -161,7 +206,7 @@ static HostTensor randomTensor(RankedTensorType type, std::mt19937_64 &rng) {
     else if (elementType.isInteger(1))
       value = rng() & 1;
     else
-      value = static_cast<double>(rng() % 10);
+      value = static_cast<double>(rng() % integerBound);
   }
   int64_t rank = type.getRank();
   lethe_rt_tensor source{values.data(), LETHE_RT_F64,
@@ -212,10 +257,12 @@ int main(int argc, char **argv) {
   }
 
   // Arguments: data inputs from files or random, parameters from their
-  // initializers.
+  // initializers, the step number 0 (or counted by the training loop).
   std::mt19937_64 rng(randomInputs < 0 ? 0 : randomInputs);
-  std::vector<HostTensor> arguments;
-  int64_t dataIndex = 0;
+  unsigned numArguments = function.getNumArguments();
+  SmallVector<int64_t> dataIndexOf(numArguments, -1);
+  std::optional<unsigned> stepArgument;
+  int64_t dataCount = 0;
   for (auto [index, argument] : llvm::enumerate(function.getArguments())) {
     auto type = dyn_cast<RankedTensorType>(argument.getType());
     if (!type || !type.hasStaticShape())
@@ -223,37 +270,100 @@ int main(int argc, char **argv) {
                                 "statically shaped tensors",
                                 index, argument.getType())
                       .str());
-    if (function.getArgAttr(index, "lethe.initializer")) {
-      arguments.emplace_back(); // the interpreter uses the initializer
-      continue;
-    }
+    if (function.getArgAttr(index, "lethe.step"))
+      stepArgument = index;
+    else if (!function.getArgAttr(index, "lethe.initializer"))
+      dataIndexOf[index] = dataCount++;
+  }
+  // Data input `index`, from DIR/input_K.pb or random.
+  auto makeInput = [&](unsigned index) -> FailureOr<HostTensor> {
+    auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
     if (!inputsFrom.empty()) {
       SmallString<256> path(inputsFrom.getValue());
-      llvm::sys::path::append(path,
-                              "input_" + std::to_string(dataIndex) + ".pb");
-      FailureOr<HostTensor> tensor = readTensor(path, type, errorMessage);
-      if (failed(tensor))
-        return fail(errorMessage);
-      arguments.push_back(std::move(*tensor));
-    } else if (randomInputs >= 0) {
-      arguments.push_back(randomTensor(type, rng));
-    } else {
-      return fail(llvm::formatv("argument {0} is a data input: give "
-                                "--inputs-from DIR or --random-inputs SEED",
-                                index)
-                      .str());
+      llvm::sys::path::append(
+          path, "input_" + std::to_string(dataIndexOf[index]) + ".pb");
+      return readTensor(path, type, errorMessage);
     }
-    ++dataIndex;
+    if (randomInputs >= 0)
+      return randomTensor(
+          type, rng, getClassCount(function.getArgument(index)).value_or(10));
+    errorMessage = llvm::formatv("argument {0} is a data input: give "
+                                 "--inputs-from DIR or --random-inputs SEED",
+                                 index)
+                       .str();
+    return failure();
+  };
+
+  std::vector<HostTensor> results;
+  int64_t peakBytes = 0;
+  if (steps.getNumOccurrences()) {
+    if (steps < 1)
+      return fail("--steps must be at least 1, got " + std::to_string(steps));
+    if (!expectFrom.empty())
+      return fail("--expect-from compares the results of one run; it cannot "
+                  "be combined with --steps");
+    if (freshInputs && randomInputs < 0)
+      return fail("--fresh-inputs draws new random data inputs at every "
+                  "step: give --random-inputs SEED");
+    FailureOr<std::unique_ptr<TrainingLoop>> loop =
+        TrainingLoop::create(function);
+    if (failed(loop))
+      return 1;
+    // Data inputs drawn once, for every step unless --fresh-inputs.
+    std::vector<HostTensor> fixedInputs(numArguments);
+    for (int64_t number = 0; number < steps; ++number) {
+      std::vector<HostTensor> arguments(numArguments);
+      for (unsigned index = 0; index < numArguments; ++index) {
+        if (!(*loop)->needsArgument(index))
+          continue;
+        if (!freshInputs && fixedInputs[index].getType()) {
+          arguments[index] = fixedInputs[index];
+          continue;
+        }
+        FailureOr<HostTensor> input = makeInput(index);
+        if (failed(input))
+          return fail(errorMessage);
+        if (!freshInputs)
+          fixedInputs[index] = *input;
+        arguments[index] = std::move(*input);
+      }
+      FailureOr<double> loss = (*loop)->step(std::move(arguments));
+      if (failed(loss))
+        return 1;
+      llvm::outs() << "step " << number << ": loss "
+                   << llvm::format("%.7g", *loss) << "\n";
+    }
+    results.assign((*loop)->getResults().begin(), (*loop)->getResults().end());
+    peakBytes = (*loop)->getPeakBytes();
+  } else {
+    if (freshInputs)
+      return fail("--fresh-inputs applies to --steps only");
+    std::vector<HostTensor> arguments;
+    for (unsigned index = 0; index < numArguments; ++index) {
+      if (stepArgument == index) {
+        // Step 0: zeros.
+        arguments.emplace_back(
+            cast<RankedTensorType>(function.getArgumentTypes()[index]));
+      } else if (dataIndexOf[index] < 0) {
+        arguments.emplace_back(); // the interpreter uses the initializer
+      } else {
+        FailureOr<HostTensor> input = makeInput(index);
+        if (failed(input))
+          return fail(errorMessage);
+        arguments.push_back(std::move(*input));
+      }
+    }
+    Interpreter interpreter;
+    FailureOr<std::vector<HostTensor>> outputs =
+        interpreter.run(function, std::move(arguments));
+    if (failed(outputs))
+      return 1;
+    results = std::move(*outputs);
+    peakBytes = interpreter.getPeakBytes();
   }
 
-  Interpreter interpreter;
-  FailureOr<std::vector<HostTensor>> results =
-      interpreter.run(function, std::move(arguments));
-  if (failed(results))
-    return 1;
-
   bool allMatch = true;
-  for (auto [index, result] : llvm::enumerate(*results)) {
+  for (auto [index, result] : llvm::enumerate(results)) {
     std::string name = "output_" + std::to_string(index);
     if (!dumpOutputs.empty()) {
       SmallString<256> path(dumpOutputs.getValue());
@@ -263,7 +373,8 @@ int main(int argc, char **argv) {
         return fail(errorMessage);
     }
     if (expectFrom.empty()) {
-      llvm::outs() << name << ": " << result.getType() << "\n";
+      if (!steps.getNumOccurrences())
+        llvm::outs() << name << ": " << result.getType() << "\n";
       continue;
     }
     SmallString<256> path(expectFrom.getValue());
@@ -311,7 +422,6 @@ int main(int argc, char **argv) {
         name, mismatches ? "MISMATCH" : "ok", maxAbs, maxRel, mismatches,
         count);
   }
-  llvm::outs() << "peak tensor bytes held: " << interpreter.getPeakBytes()
-               << "\n";
+  llvm::outs() << "peak tensor bytes held: " << peakBytes << "\n";
   return allMatch ? 0 : 1;
 }

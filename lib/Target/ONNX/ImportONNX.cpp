@@ -108,6 +108,8 @@ private:
   /// Fails with the "not supported" diagnostic of the first node whose
   /// domain or op type the importer does not handle.
   LogicalResult checkSupported(const onnx::GraphProto &graph);
+  /// The version of the node's domain that the model imports.
+  int64_t opsetOf(const onnx::NodeProto &node) const;
   /// Records the initializers that are state rather than trainable
   /// parameters: BatchNormalization's running mean and variance.
   void findNonTrainable(const onnx::GraphProto &graph);
@@ -118,6 +120,8 @@ private:
   OpBuilder builder;
   func::FuncOp function;
   int64_t defaultOpset = 0;
+  /// The version of the training domain the model imports (0 if none).
+  int64_t trainingOpset = 0;
 
   llvm::StringMap<Value> values;
   llvm::StringMap<DenseElementsAttr> constants;
@@ -145,10 +149,38 @@ static bool isDefaultDomain(const onnx::NodeProto &node) {
   return node.domain().empty() || node.domain() == "ai.onnx";
 }
 
+static bool isTrainingDomain(const onnx::NodeProto &node) {
+  return node.domain() == kTrainingDomain;
+}
+
+int64_t Importer::opsetOf(const onnx::NodeProto &node) const {
+  return isTrainingDomain(node) ? trainingOpset : defaultOpset;
+}
+
+/// The handlers of the node's domain, or null for a domain the importer does
+/// not handle.
+static const llvm::StringMap<NodeHandler> *
+getDomainHandlers(const onnx::NodeProto &node) {
+  if (isDefaultDomain(node))
+    return &getNodeHandlers();
+  if (isTrainingDomain(node))
+    return &getTrainingHandlers();
+  return nullptr;
+}
+
 LogicalResult Importer::importOpsets(const onnx::ModelProto &model) {
-  for (const onnx::OperatorSetIdProto &opset : model.opset_import())
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
       defaultOpset = opset.version();
+    else if (opset.domain() == kTrainingDomain)
+      trainingOpset = opset.version();
+  }
+  if (llvm::any_of(model.graph().node(), isTrainingDomain) &&
+      trainingOpset != kTrainingDomainVersion)
+    return emitError() << "the model uses version " << trainingOpset
+                       << " of the domain " << kTrainingDomain
+                       << " (opset_import); Lethe supports version "
+                       << kTrainingDomainVersion;
   bool usesDefaultDomain = llvm::any_of(model.graph().node(), isDefaultDomain);
   if (!usesDefaultDomain)
     return success();
@@ -365,15 +397,15 @@ void Importer::findNonTrainable(const onnx::GraphProto &graph) {
 }
 
 LogicalResult Importer::checkSupported(const onnx::GraphProto &graph) {
-  const llvm::StringMap<NodeHandler> &handlers = getNodeHandlers();
   for (const onnx::NodeProto &node : graph.node()) {
-    const std::string &domain = node.domain();
-    if (!domain.empty() && domain != "ai.onnx")
-      return NodeImporter(*this, node, builder, function.getLoc(), defaultOpset)
-          .unsupported("domain '" + domain + "' is not supported");
-    if (!handlers.count(node.op_type()))
-      return NodeImporter(*this, node, builder, function.getLoc(), defaultOpset)
-          .unsupported("Lethe has no importer for this op");
+    const llvm::StringMap<NodeHandler> *handlers = getDomainHandlers(node);
+    NodeImporter importer(*this, node, builder, function.getLoc(),
+                          opsetOf(node));
+    if (!handlers)
+      return importer.unsupported("domain '" + node.domain() +
+                                  "' is not supported");
+    if (!handlers->count(node.op_type()))
+      return importer.unsupported("Lethe has no importer for this op");
   }
   return success();
 }
@@ -470,11 +502,11 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
     name = node.output(0);
   Location loc = NameLoc::get(builder.getStringAttr(name),
                               FileLineColLoc::get(context, modelPath, 0, 0));
-  NodeImporter nodeImporter(*this, node, builder, loc, defaultOpset);
+  NodeImporter nodeImporter(*this, node, builder, loc, opsetOf(node));
   Block *block = builder.getInsertionBlock();
   Operation *last = block->empty() ? nullptr : &block->back();
   // checkSupported() made sure that there is a handler.
-  if (failed(getNodeHandlers().lookup(node.op_type())(nodeImporter)))
+  if (failed(getDomainHandlers(node)->lookup(node.op_type())(nodeImporter)))
     return failure();
   foldConstants(last ? std::next(last->getIterator()) : block->begin());
   for (const std::string &output : node.output())

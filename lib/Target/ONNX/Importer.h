@@ -117,6 +117,15 @@ using NodeHandler = LogicalResult (*)(NodeImporter &);
 /// The handlers of the default ONNX domain, by op type.
 const llvm::StringMap<NodeHandler> &getNodeHandlers();
 
+/// The domain of ONNX's training operators, and the one version of it that
+/// the importer handles.
+inline constexpr const char *kTrainingDomain = "ai.onnx.preview.training";
+inline constexpr int64_t kTrainingDomainVersion = 1;
+
+/// The handlers of the training domain (the optimizers), by op type
+/// (TrainingHandlers.cpp).
+const llvm::StringMap<NodeHandler> &getTrainingHandlers();
+
 /// Adds the handlers of one category to `handlers` (one per file).
 void addElementwiseHandlers(llvm::StringMap<NodeHandler> &handlers);
 void addNeuralNetworkHandlers(llvm::StringMap<NodeHandler> &handlers);

@@ -1104,6 +1104,106 @@ func.func @mse_types(%a: tensor<8x4xf32>, %b: tensor<8x3xf32>) -> tensor<f32> {
   return %0 : tensor<f32>
 }
 
+// -----
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+func.func @sgd_update_rate_rank(%lr: tensor<1xf32>, %x: tensor<5x3xf32>, %g: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.sgd_update' op learning_rate must be a scalar (rank 0), got 'tensor<1xf32>'}}
+  %0 = lethe.sgd_update %lr, %x, %g : (tensor<1xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @sgd_update_rate_type(%lr: tensor<f16>, %x: tensor<5x3xf32>, %g: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of f32 or f64, but got 'tensor<f16>'}}
+  %0 = lethe.sgd_update %lr, %x, %g : (tensor<f16>, tensor<5x3xf32>, tensor<5x3xf32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @sgd_update_integer(%lr: tensor<f32>, %x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{operand #1 must be statically shaped tensor of f16, bf16, f32 or f64, but got 'tensor<4xi32>'}}
+  %0 = lethe.sgd_update %lr, %x, %x : (tensor<f32>, tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @sgd_update_gradient_type(%lr: tensor<f32>, %x: tensor<5x3xf32>, %g: tensor<3x5xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.sgd_update' op gradient of type 'tensor<3x5xf32>' must have the type of x, 'tensor<5x3xf32>'}}
+  %0 = lethe.sgd_update %lr, %x, %g : (tensor<f32>, tensor<5x3xf32>, tensor<3x5xf32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @sgd_update_result_type(%lr: tensor<f32>, %x: tensor<5x3xf32>) -> tensor<5x3xf64> {
+  // expected-error @+1 {{'lethe.sgd_update' op result type 'tensor<5x3xf64>' differs from the inferred 'tensor<5x3xf32>'}}
+  %0 = lethe.sgd_update %lr, %x, %x : (tensor<f32>, tensor<5x3xf32>, tensor<5x3xf32>) -> tensor<5x3xf64>
+  return %0 : tensor<5x3xf64>
+}
+
+// -----
+
+func.func @momentum_update_step_rank(%lr: tensor<f32>, %t: tensor<1xi64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.momentum_update' op step must be a scalar (rank 0), got 'tensor<1xi64>'}}
+  %0:2 = lethe.momentum_update %lr, %t, %x, %x, %x {alpha = 0.9 : f32, beta = 1.0 : f32} : (tensor<f32>, tensor<1xi64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @momentum_update_step_type(%lr: tensor<f32>, %t: tensor<i32>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{operand #1 must be statically shaped tensor of i64, but got 'tensor<i32>'}}
+  %0:2 = lethe.momentum_update %lr, %t, %x, %x, %x {alpha = 0.9 : f32, beta = 1.0 : f32} : (tensor<f32>, tensor<i32>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @momentum_update_mode(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.momentum_update' op mode must be "standard" or "nesterov", got "heavy_ball"}}
+  %0:2 = lethe.momentum_update %lr, %t, %x, %x, %x {alpha = 0.9 : f32, beta = 1.0 : f32, mode = "heavy_ball"} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @momentum_update_alpha(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.momentum_update' op requires attribute 'alpha'}}
+  %0:2 = lethe.momentum_update %lr, %t, %x, %x, %x {beta = 1.0 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @momentum_update_state_type(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>, %v: tensor<5x3xf64>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.momentum_update' op momentum of type 'tensor<5x3xf64>' must have the type of x, 'tensor<5x3xf32>'}}
+  %0:2 = lethe.momentum_update %lr, %t, %x, %x, %v {alpha = 0.9 : f32, beta = 1.0 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf64>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @adagrad_update_state_type(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>, %h: tensor<15xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.adagrad_update' op squared_sum of type 'tensor<15xf32>' must have the type of x, 'tensor<5x3xf32>'}}
+  %0:2 = lethe.adagrad_update %lr, %t, %x, %x, %h : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<15xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @adam_update_second_moment_type(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>, %h: tensor<5x3xbf16>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.adam_update' op second_moment of type 'tensor<5x3xbf16>' must have the type of x, 'tensor<5x3xf32>'}}
+  %0:3 = lethe.adam_update %lr, %t, %x, %x, %x, %h : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xbf16>) -> (tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Contraction: gemm
 //===----------------------------------------------------------------------===//

@@ -433,6 +433,29 @@ func.func @losses(%scores: tensor<8x10xf32>, %labels: tensor<8xi64>, %w: tensor<
 }
 
 //===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @optimizers
+func.func @optimizers(%lr: tensor<f32>, %lr64: tensor<f64>, %t: tensor<i64>, %x: tensor<5x3xf32>, %g: tensor<5x3xf32>, %s: tensor<5x3xf32>, %s2: tensor<5x3xf32>, %y: tensor<4xbf16>) -> tensor<5x3xf32> {
+  // CHECK: lethe.sgd_update %{{.*}}, %{{.*}}, %{{.*}} : (tensor<f32>, tensor<5x3xf32>, tensor<5x3xf32>) -> tensor<5x3xf32>
+  %0 = lethe.sgd_update %lr, %x, %g : (tensor<f32>, tensor<5x3xf32>, tensor<5x3xf32>) -> tensor<5x3xf32>
+  // CHECK: lethe.sgd_update %{{.*}}, %{{.*}}, %{{.*}} {norm_coefficient = 0.00999999977 : f32} : (tensor<f64>, tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
+  %1 = lethe.sgd_update %lr64, %y, %y {norm_coefficient = 0.01 : f32} : (tensor<f64>, tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
+  // CHECK: lethe.momentum_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {alpha = 0.949999988 : f32, beta = 1.000000e-01 : f32, norm_coefficient = 1.000000e-03 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  %2:2 = lethe.momentum_update %lr, %t, %x, %g, %s {alpha = 0.95 : f32, beta = 0.1 : f32, norm_coefficient = 0.001 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  // CHECK: lethe.momentum_update {{.*}} {alpha = 0.899999976 : f32, beta = 1.000000e+00 : f32, mode = "nesterov"}
+  %3:2 = lethe.momentum_update %lr, %t, %x, %g, %s {alpha = 0.9 : f32, beta = 1.0 : f32, mode = "nesterov"} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  // CHECK: lethe.adagrad_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {decay_factor = 1.000000e-01 : f32, epsilon = 1.000000e-10 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  %4:2 = lethe.adagrad_update %lr, %t, %x, %g, %s {decay_factor = 0.1 : f32, epsilon = 1.0e-10 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  // CHECK: lethe.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>)
+  %5:3 = lethe.adam_update %lr, %t, %x, %g, %s, %s2 : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>)
+  // CHECK: lethe.adam_update {{.*}} {alpha = 0.949999988 : f32, beta = 1.000000e-01 : f32, epsilon = 1.000000e-07 : f32, norm_coefficient = 1.000000e-03 : f32, norm_coefficient_post = 2.000000e-02 : f32, weight_decay = 0.00999999977 : f32}
+  %6:3 = lethe.adam_update %lr, %t, %x, %g, %s, %s2 {alpha = 0.95 : f32, beta = 0.1 : f32, epsilon = 1.0e-7 : f32, norm_coefficient = 0.001 : f32, norm_coefficient_post = 0.02 : f32, weight_decay = 0.01 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>)
+  return %6#0 : tensor<5x3xf32>
+}
+
+//===----------------------------------------------------------------------===//
 // Contraction: gemm
 //===----------------------------------------------------------------------===//
 

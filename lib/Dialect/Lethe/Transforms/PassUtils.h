@@ -25,6 +25,9 @@ inline constexpr StringLiteral kNameAttr = "lethe.name";
 inline constexpr StringLiteral kParameterAttr = "lethe.parameter";
 /// A parameter that training updates.
 inline constexpr StringLiteral kTrainableAttr = "lethe.trainable";
+/// The initial value of an argument (a parameter's ONNX initializer, an
+/// optimizer state's zeros): what a driver passes when it is given none.
+inline constexpr StringLiteral kInitializerAttr = "lethe.initializer";
 /// The label argument --lethe-add-loss adds.
 inline constexpr StringLiteral kLabelAttr = "lethe.label";
 /// The result that is the loss.

@@ -21,5 +21,6 @@ include "lethe/Dialect/Lethe/IR/LetheNormalizationOps.td"
 include "lethe/Dialect/Lethe/IR/LetheReductionOps.td"
 include "lethe/Dialect/Lethe/IR/LetheTensorOps.td"
 include "lethe/Dialect/Lethe/IR/LetheLossOps.td"
+include "lethe/Dialect/Lethe/IR/LetheOptimizerOps.td"
 
 #endif // LETHE_DIALECT_LETHE_IR_LETHEOPS_TD

@@ -123,4 +123,86 @@ def AutodiffPass : Pass<"lethe-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def AddOptimizerPass : Pass<"lethe-add-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Update the parameters in the training step: replace the "
+                "gradients by an optimizer's new parameters and state";
+  let description = [{
+    Completes the training step that `--lethe-autodiff` made (`function`,
+    by default @train_step): for each result marked `lethe.gradient_of = I`
+    whose argument I is `lethe.trainable`, an optimizer update (one
+    `lethe.*_update` op per parameter) computes the parameter's next value
+    from the parameter, its gradient and its optimizer state.
+
+    `kind` chooses the optimizer and `lr` (required, > 0) the learning rate,
+    a constant:
+
+    - `sgd`: `lethe.sgd_update`, `x - lr (g + weight_decay x)`; no state.
+    - `momentum`, `nesterov`: `lethe.momentum_update` (PyTorch's SGD with
+      `momentum`, `dampening`, `nesterov`); state `NAME.momentum`.
+    - `adagrad`: `lethe.adagrad_update` (`decay-factor` is PyTorch's
+      lr_decay); state `NAME.adagrad_sum`.
+    - `adam`, `adamw`: `lethe.adam_update` with `beta1`, `beta2`,
+      `epsilon`; for `adam`, `weight-decay` is L2 regularization added to
+      the gradient (PyTorch's Adam), for `adamw` it is decoupled (PyTorch's
+      AdamW). States `NAME.adam_m` and `NAME.adam_v`.
+
+    `weight-decay` defaults to 0 for every kind (PyTorch's AdamW defaults to
+    0.01: give it). Epsilon is added to the square root of the second moment
+    before the bias correction, as ONNX specifies.
+
+    Each state is a new argument after the existing ones, named as above and
+    initialized with zeros (`lethe.initializer`). The updates read the step
+    number from the argument marked `lethe.step`, which is added (named
+    `step`) if there is none: momentum and Adagrad take it as the update
+    count T (0 at the first step), Adam as T = step + 1 so that its bias
+    correction is Adam's. SGD needs no step. Each update is placed right
+    after the later of its gradient and the last use of the parameter, so
+    that both die there.
+
+    The results become: the loss, then each updated parameter's next value
+    (`lethe.updates = I`, named as the parameter), then each new state
+    (`lethe.updates =` its argument), then the results that were marked
+    `lethe.updates` already (running statistics, for example), unchanged.
+    Gradients are dropped unless `keep-gradients` is set, in which case
+    they follow. A function without a loss or without the gradient of a
+    trainable argument, an unknown kind, a hyper-parameter out of range or
+    one that the kind does not use, and a function already optimized are
+    errors.
+
+    Example: `lethe-opt model.mlir --lethe-add-loss="output=logits
+    kind=softmax_cross_entropy" --lethe-autodiff
+    --lethe-add-optimizer="kind=adamw lr=1e-3 weight-decay=0.01"`.
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"",
+           "The optimizer: sgd, momentum, nesterov, adagrad, adam or adamw">,
+    Option<"learningRate", "lr", "double", /*default=*/"0.0",
+           "The learning rate (required, > 0)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "momentum, nesterov: the momentum factor, in [0, 1)">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0",
+           "momentum, nesterov: the gradient's dampening, in [0, 1)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "adam, adamw: the first moment's decay, in [0, 1)">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "adam, adamw: the second moment's decay, in [0, 1)">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8",
+           "adagrad, adam, adamw: added to the denominator (> 0)">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 regularization (decoupled decay for adamw), >= 0">,
+    Option<"decayFactor", "decay-factor", "double", /*default=*/"0.0",
+           "adagrad: the learning rate's decay, lr / (1 + step * decay), "
+           ">= 0">,
+    Option<"function", "function", "std::string",
+           /*default=*/"\"train_step\"",
+           "The training step (default: train_step)">,
+    Option<"keepGradients", "keep-gradients", "bool", /*default=*/"false",
+           "Keep the gradient results after the updates">,
+  ];
+  let statistics = [
+    Statistic<"numParametersUpdated", "parameters-updated",
+              "Number of parameters given an optimizer update">,
+  ];
+}
+
 #endif // LETHE_DIALECT_LETHE_TRANSFORMS_PASSES_TD
