@@ -59,6 +59,10 @@ public:
         builder(context) {}
 
   OwningOpRef<ModuleOp> importModel(const onnx::ModelProto &model);
+  /// Imports the model's training step (its TrainingInfoProto) into
+  /// `module` as the function `name`.
+  LogicalResult importTrainingStep(const onnx::ModelProto &model,
+                                   ModuleOp module, StringRef name);
 
   /// An error at the model's location ("<file>: error: ...").
   InFlightDiagnostic emitError() {
@@ -89,6 +93,10 @@ public:
 private:
   LogicalResult importOpsets(const onnx::ModelProto &model);
   LogicalResult importGraph(const onnx::GraphProto &graph);
+  /// Creates the function `name` at the end of `module` and imports `graph`
+  /// into it.
+  LogicalResult importFunction(const onnx::GraphProto &graph, ModuleOp module,
+                               StringRef name);
   FailureOr<RankedTensorType> convertInputType(const onnx::ValueInfoProto &);
   LogicalResult importNode(const onnx::NodeProto &node);
   /// Adds an argument for the float initializer `name` on first use.
@@ -132,6 +140,14 @@ private:
   /// Runs the ops that foldConstants() folds.
   Interpreter folder;
   SmallVector<DictionaryAttr> argumentAttributes;
+  /// A training step's update_binding: the initializer each bound graph
+  /// output replaces in the next step, by output name. Those initializers
+  /// are arguments whatever their type, and not marked trainable (the step
+  /// updates them itself).
+  llvm::StringMap<std::string> updateBinding;
+  /// The output of a training step that is its loss (marked lethe.loss):
+  /// the tensor its first Gradient differentiates.
+  std::string lossName;
 };
 
 } // namespace mlir::lethe::onnx_import
@@ -231,13 +247,77 @@ OwningOpRef<ModuleOp> Importer::importModel(const onnx::ModelProto &model) {
 
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(FileLineColLoc::get(context, modelPath, 0, 0));
-  builder.setInsertionPointToEnd(module->getBody());
-  function = func::FuncOp::create(builder, module->getLoc(), "main",
+  if (failed(importFunction(model.graph(), *module, "main")))
+    return nullptr;
+  if (model.training_info_size() > 0) {
+    // A fresh importer: the training step has values of its own.
+    Importer trainer(context, options, modelPath);
+    if (failed(trainer.importTrainingStep(model, *module, "train_step")))
+      return nullptr;
+  }
+  return module;
+}
+
+LogicalResult Importer::importFunction(const onnx::GraphProto &graph,
+                                       ModuleOp module, StringRef name) {
+  builder.setInsertionPointToEnd(module.getBody());
+  function = func::FuncOp::create(builder, module.getLoc(), name,
                                   builder.getFunctionType({}, {}));
   builder.setInsertionPointToStart(function.addEntryBlock());
-  if (failed(importGraph(model.graph())))
-    return nullptr;
-  return module;
+  return importGraph(graph);
+}
+
+LogicalResult Importer::importTrainingStep(const onnx::ModelProto &model,
+                                           ModuleOp module, StringRef name) {
+  if (model.training_info_size() > 1)
+    return emitError() << "the model has " << model.training_info_size()
+                       << " training_info entries; Lethe imports a model "
+                          "with one training step";
+  const onnx::TrainingInfoProto &info = model.training_info(0);
+  if (info.initialization_binding_size() > 0)
+    return emitError() << "training_info's initialization graph (which "
+                          "recomputes initializers before training) is not "
+                          "supported; give the initial values as the "
+                          "initializers";
+  if (!info.has_algorithm())
+    return emitError() << "training_info has no algorithm graph";
+  if (failed(importOpsets(model)))
+    return failure();
+  // ONNX's training graph: the inference graph's inputs, initializers,
+  // nodes and outputs, then the algorithm's.
+  onnx::GraphProto combined = model.graph();
+  const onnx::GraphProto &algorithm = info.algorithm();
+  combined.mutable_input()->MergeFrom(algorithm.input());
+  combined.mutable_initializer()->MergeFrom(algorithm.initializer());
+  combined.mutable_node()->MergeFrom(algorithm.node());
+  combined.mutable_output()->MergeFrom(algorithm.output());
+  llvm::StringSet<> initializers, outputs;
+  for (const onnx::TensorProto &tensor : combined.initializer())
+    initializers.insert(tensor.name());
+  for (const onnx::ValueInfoProto &output : combined.output())
+    outputs.insert(output.name());
+  for (const onnx::StringStringEntryProto &binding : info.update_binding()) {
+    if (!initializers.contains(binding.key()))
+      return emitError() << "training_info's update_binding updates '"
+                         << binding.key()
+                         << "', which is not an initializer of the model";
+    if (!outputs.contains(binding.value()))
+      return emitError() << "training_info's update_binding binds '"
+                         << binding.key() << "' to '" << binding.value()
+                         << "', which is not an output of the algorithm";
+    if (!updateBinding.try_emplace(binding.value(), binding.key()).second)
+      return emitError() << "training_info's update_binding binds '"
+                         << binding.value() << "' twice";
+    nonTrainable.insert(binding.key());
+  }
+  for (const onnx::NodeProto &node : algorithm.node())
+    if (isTrainingDomain(node) && node.op_type() == "Gradient") {
+      for (const onnx::AttributeProto &attribute : node.attribute())
+        if (attribute.name() == "y")
+          lossName = attribute.s();
+      break;
+    }
+  return importFunction(combined, module, name);
 }
 
 FailureOr<RankedTensorType>
@@ -427,8 +507,12 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph) {
   for (const onnx::TensorProto &tensor : graph.initializer()) {
     initializerNames.insert(tensor.name());
     Type elementType = getElementTypeOfONNX(tensor.data_type(), context);
+    bool isUpdated = llvm::any_of(updateBinding, [&](const auto &entry) {
+      return entry.getValue() == tensor.name();
+    });
     bool isParameter =
-        elementType && isa<FloatType>(elementType) && tensor.dims_size() > 0;
+        isUpdated ||
+        (elementType && isa<FloatType>(elementType) && tensor.dims_size() > 0);
     FailureOr<ElementsAttr> value = convertTensor(tensor, isParameter);
     if (failed(value))
       return failure();
@@ -484,8 +568,23 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph) {
       return emitError() << "graph output '" << output.name()
                          << "' is not computed by any node";
     results.push_back(*value);
-    resultAttributes.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
-        "lethe.name", builder.getStringAttr(output.name()))));
+    NamedAttrList attributes;
+    attributes.set("lethe.name", builder.getStringAttr(output.name()));
+    if (!lossName.empty() && output.name() == lossName)
+      attributes.set("lethe.loss", builder.getUnitAttr());
+    auto bound = updateBinding.find(output.name());
+    if (bound != updateBinding.end()) {
+      // The initializer it replaces, made an argument if no node read it.
+      FailureOr<Value> target =
+          lookupValue(bound->getValue(), function.getLoc());
+      if (failed(target))
+        return emitError() << "update_binding names '" << bound->getValue()
+                           << "', which is not an initializer";
+      attributes.set("lethe.updates",
+                     builder.getI64IntegerAttr(
+                         cast<BlockArgument>(*target).getArgNumber()));
+    }
+    resultAttributes.push_back(attributes.getDictionary(context));
   }
   func::ReturnOp::create(builder, function.getLoc(), results);
   eraseDeadConstants();
@@ -625,6 +724,10 @@ FailureOr<Value> NodeImporter::input(int index) {
                        << "') is not defined before the node (the graph is "
                           "not topologically sorted or the name is wrong)";
   return value;
+}
+
+FailureOr<Value> NodeImporter::valueNamed(StringRef name) {
+  return importer.lookupValue(name, loc);
 }
 
 FailureOr<Value> NodeImporter::optionalInput(int index) {

@@ -70,6 +70,10 @@ public:
   FailureOr<SmallVector<int64_t>> constantInts(int index);
   /// Input `index` as doubles; same diagnostics.
   FailureOr<SmallVector<double>> constantFloats(int index);
+  /// The value of the tensor named `name` (an input, an initializer or an
+  /// earlier node's output), or failure without a diagnostic when there is
+  /// none.
+  FailureOr<Value> valueNamed(StringRef name);
 
   //===--------------------------------------------------------------------===//
   // Attributes

@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The handlers of the `ai.onnx.preview.training` domain (version 1): the
+// The handlers of the `ai.onnx.preview.training` domain (version 1):
+// Gradient, which --lethe-autodiff's reverse sweep builds, and the
 // optimizers Adagrad, Momentum and Adam. Each ONNX node updates any number
 // of tensors at once: its inputs are R, T and then one group per role (all
 // the X, then all the G, then each state), its outputs all the new X and
@@ -14,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+
+#include "lethe/Dialect/Lethe/Transforms/Autodiff.h"
 
 using namespace mlir;
 using namespace mlir::lethe;
@@ -202,10 +205,97 @@ LogicalResult importAdam(NodeImporter &node) {
   return defineGroupedOutputs(node, results);
 }
 
+/// ONNX's Gradient: the gradients of the tensor named `y` (of the sum of
+/// its elements, for a y of several) with respect to the tensors named in
+/// `xs`, built by the autodiff's reverse sweep over the ops imported so far.
+/// The node's inputs are the xs, then the zs (inputs y depends on that are
+/// not differentiated); its outputs the gradients, in the order of xs.
+LogicalResult importGradient(NodeImporter &node) {
+  for (const onnx::AttributeProto &attribute : node.node.attribute())
+    if (!llvm::is_contained({"xs", "zs", "y"}, attribute.name()))
+      return node.unsupported("attribute '" + attribute.name() +
+                              "' is not one of ONNX's for this op");
+  const onnx::AttributeProto *xs = node.attribute("xs");
+  const onnx::AttributeProto *zs = node.attribute("zs");
+  const onnx::AttributeProto *y = node.attribute("y");
+  if (!xs || xs->type() != onnx::AttributeProto::STRINGS ||
+      xs->strings_size() == 0)
+    return node.emitError() << "needs the attribute 'xs': the names of the "
+                               "tensors to differentiate with respect to";
+  if (zs && zs->type() != onnx::AttributeProto::STRINGS)
+    return node.emitError() << "the attribute 'zs' must be a list of names";
+  if (!y || y->type() != onnx::AttributeProto::STRING || y->s().empty())
+    return node.emitError()
+           << "needs the attribute 'y': the name of the tensor to "
+              "differentiate";
+  SmallVector<std::string> names(xs->strings().begin(), xs->strings().end());
+  if (zs)
+    names.append(zs->strings().begin(), zs->strings().end());
+  if (node.node.input_size() != static_cast<int>(names.size()))
+    return node.emitError()
+           << "has " << node.node.input_size() << " inputs, but xs and zs name "
+           << names.size() << " tensors (the inputs are the xs, then the zs)";
+  SmallVector<Value> variables;
+  for (auto [index, name] : llvm::enumerate(names)) {
+    if (node.node.input(index) != name)
+      return node.emitError()
+             << "input " << index << " is '" << node.node.input(index)
+             << "', but xs and zs name '" << name
+             << "' there (the inputs are the xs, then the zs)";
+    if (index >= static_cast<size_t>(xs->strings_size()))
+      continue;
+    FailureOr<Value> value = node.input(index);
+    if (failed(value))
+      return failure();
+    Type type = value->getType();
+    if (!isa<FloatType>(cast<RankedTensorType>(type).getElementType()))
+      return node.emitError()
+             << "xs names '" << name << "', a " << typeText(type)
+             << ", which has no gradient (not "
+                "floating-point)";
+    variables.push_back(*value);
+  }
+  FailureOr<Value> target = node.valueNamed(y->s());
+  if (failed(target))
+    return node.emitError() << "y names '" << y->s()
+                            << "', which is not defined before the node";
+  if (!isa<FloatType>(
+          cast<RankedTensorType>(target->getType()).getElementType()))
+    return node.emitError()
+           << "y names '" << y->s() << "', a " << typeText(target->getType())
+           << ", which has no gradient (not "
+              "floating-point)";
+  if (node.node.output_size() > xs->strings_size())
+    return node.emitError()
+           << "has " << node.node.output_size() << " outputs, but xs names "
+           << xs->strings_size() << " tensors";
+  // The sweep's diagnostic (an op without a gradient rule) becomes the
+  // node's.
+  std::string message;
+  FailureOr<SmallVector<Value>> gradients = failure();
+  {
+    ScopedDiagnosticHandler capture(node.builder.getContext(),
+                                    [&](Diagnostic &diagnostic) {
+                                      message = diagnostic.str();
+                                      return success();
+                                    });
+    gradients = buildGradients(node.builder, *target, variables);
+  }
+  if (failed(gradients)) {
+    StringRef why(message);
+    why.consume_front("lethe-autodiff: ");
+    return node.emitError()
+           << "cannot differentiate '" << y->s() << "': " << why;
+  }
+  return node.setOutputs(
+      ArrayRef<Value>(*gradients).take_front(node.node.output_size()));
+}
+
 } // namespace
 
 const llvm::StringMap<NodeHandler> &onnx_import::getTrainingHandlers() {
   static const llvm::StringMap<NodeHandler> handlers = {
+      {"Gradient", importGradient},
       {"Adagrad", importAdagrad},
       {"Momentum", importMomentum},
       {"Adam", importAdam},

@@ -32,6 +32,64 @@ def external_model(path):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
 
 
+def training_model(variant="sgd"):
+    """A linear model with a training step (TrainingInfoProto): the
+    algorithm computes a squared-error loss, its Gradient with respect to
+    the weight and bias, an SGD update of both and the step count, and
+    binds the new values to the initializers. `variant` breaks it for the
+    error tests."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, (4, 3))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, (4, 2))
+    rng = np.random.default_rng(5)
+    w = numpy_helper.from_array(rng.standard_normal((3, 2)).astype(np.float32), "w")
+    b = numpy_helper.from_array(np.zeros(2, np.float32), "b")
+    inference = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc")],
+        "linear", [x], [y], [w, b])
+
+    label = helper.make_tensor_value_info("label", TensorProto.FLOAT, (4, 2))
+    lr = numpy_helper.from_array(np.array(0.1, np.float32), "lr")
+    one = numpy_helper.from_array(np.array(1, np.int64), "one")
+    t = numpy_helper.from_array(np.array(0, np.int64), "t")
+    nodes = [
+        helper.make_node("Sub", ["y", "label"], ["diff"]),
+        helper.make_node("Mul", ["diff", "diff"], ["squares"]),
+        helper.make_node("ReduceSum", ["squares"], ["loss"], keepdims=0),
+        helper.make_node("Gradient", ["w", "b", "x", "label"], ["dw", "db"],
+                         domain="ai.onnx.preview.training", xs=["w", "b"],
+                         zs=["x", "label"], y="loss"),
+        helper.make_node("Mul", ["lr", "dw"], ["sw"]),
+        helper.make_node("Sub", ["w", "sw"], ["w_new"]),
+        helper.make_node("Mul", ["lr", "db"], ["sb"]),
+        helper.make_node("Sub", ["b", "sb"], ["b_new"]),
+        helper.make_node("Add", ["t", "one"], ["t_new"]),
+    ]
+    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+               for name, shape in [("loss", ()), ("w_new", (3, 2)), ("b_new", (2,))]]
+    outputs.append(helper.make_tensor_value_info("t_new", TensorProto.INT64, ()))
+    algorithm = helper.make_graph(nodes, "sgd", [label], outputs, [lr, one, t])
+    info = onnx.TrainingInfoProto()
+    info.algorithm.CopyFrom(algorithm)
+    bindings = [("w", "w_new"), ("b", "b_new"), ("t", "t_new")]
+    if variant == "unknown-initializer":
+        bindings.append(("momentum", "w_new"))
+    if variant == "unknown-output":
+        bindings[0] = ("w", "w_next")
+    for key, value in bindings:
+        entry = info.update_binding.add()
+        entry.key, entry.value = key, value
+    if variant == "initialization":
+        entry = info.initialization_binding.add()
+        entry.key, entry.value = "w", "w_init"
+    model = helper.make_model(
+        inference, opset_imports=[helper.make_opsetid("", 17),
+                                  helper.make_opsetid("ai.onnx.preview.training", 1)])
+    model.training_info.append(info)
+    if variant == "two-steps":
+        model.training_info.append(info)
+    return model
+
+
 def main():
     kind, output = sys.argv[1], sys.argv[2]
     if kind == "relu":
@@ -42,6 +100,8 @@ def main():
         model = relu_model(shape=("batch", 4))
     elif kind == "external":
         model = external_model(output)
+    elif kind.startswith("training"):
+        model = training_model(kind[len("training-"):] if "-" in kind else "sgd")
     else:
         sys.exit(f"make_model.py: unknown kind {kind}")
     with open(output, "wb") as file:
