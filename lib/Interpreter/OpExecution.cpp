@@ -475,6 +475,18 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
         return execution.check(lethe_rt_gather(
             context, execution.in(0), execution.in(1), axis, execution.out()));
       })
+      .Case([&](SliceGradOp grad) {
+        SmallVector<int64_t> starts, steps;
+        grad.getDimStartsAndSteps(starts, steps);
+        return execution.check(lethe_rt_slice_grad(context, execution.in(0),
+                                                   starts.data(), steps.data(),
+                                                   execution.out()));
+      })
+      .Case([&](GatherGradOp grad) {
+        int64_t axis = normalize(grad.getAxis(), execution.out()->rank);
+        return execution.check(lethe_rt_gather_grad(
+            context, execution.in(0), execution.in(1), axis, execution.out()));
+      })
       .Case([&](ExpandOp) {
         return execution.check(
             lethe_rt_expand(context, execution.in(0), execution.out()));

@@ -12,6 +12,7 @@
 #include "CpuRuntime.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace lethe::rt;
 
@@ -43,6 +44,77 @@ bool checkSameExceptAxis(lethe_rt_context *context, const char *kernel,
          shapeString(a).c_str(), dtypeName(a.dtype), shapeString(b).c_str(),
          dtypeName(b.dtype), static_cast<long long>(axis));
   return same;
+}
+
+/// Checks that the slice of `whole` from `starts` in steps of `steps` with
+/// the shape of `part` stays inside `whole`; gives the offset of its first
+/// element and, per dim, the distance between its elements in `whole`.
+bool getSliceGeometry(lethe_rt_context *context, const char *kernel,
+                      const char *wholeName, const lethe_rt_tensor &whole,
+                      const lethe_rt_tensor &part, const int64_t *starts,
+                      const int64_t *steps, int64_t &base,
+                      std::vector<int64_t> &strides) {
+  if (whole.rank > 0 && (!starts || !steps)) {
+    fail(context, kernel, "starts or steps is missing");
+    return false;
+  }
+  std::vector<int64_t> wholeStrides = stridesOf(whole);
+  strides.assign(whole.rank, 0);
+  base = 0;
+  for (int32_t dim = 0; dim < whole.rank; ++dim) {
+    int64_t count = part.shape[dim];
+    if (steps[dim] == 0) {
+      fail(context, kernel, "steps[%d] is 0", dim);
+      return false;
+    }
+    if (count > 0) {
+      int64_t last = starts[dim] + (count - 1) * steps[dim];
+      if (starts[dim] < 0 || starts[dim] >= whole.shape[dim] || last < 0 ||
+          last >= whole.shape[dim]) {
+        fail(context, kernel,
+             "dim %d: %lld elements from %lld in steps of %lld leave %s's "
+             "%lld",
+             dim, static_cast<long long>(count),
+             static_cast<long long>(starts[dim]),
+             static_cast<long long>(steps[dim]), wholeName,
+             static_cast<long long>(whole.shape[dim]));
+        return false;
+      }
+    }
+    base += starts[dim] * wholeStrides[dim];
+    strides[dim] = steps[dim] * wholeStrides[dim];
+  }
+  return true;
+}
+
+/// The names a kernel gives gather's data and result.
+struct GatherNames {
+  const char *data, *out;
+};
+
+/// Checks the indices, axis and ranks of a gather from `data` into `out`.
+bool checkGather(lethe_rt_context *context, const char *kernel,
+                 GatherNames names, const lethe_rt_tensor &data,
+                 const lethe_rt_tensor &indices, int64_t axis,
+                 const lethe_rt_tensor &out) {
+  if (indices.dtype != LETHE_RT_I32 && indices.dtype != LETHE_RT_I64) {
+    fail(context, kernel, "indices must be i32 or i64, got %s",
+         dtypeName(indices.dtype));
+    return false;
+  }
+  if (axis < 0 || axis >= data.rank) {
+    fail(context, kernel, "axis %lld is out of range for rank %d",
+         static_cast<long long>(axis), data.rank);
+    return false;
+  }
+  if (out.rank != data.rank - 1 + indices.rank) {
+    fail(context, kernel,
+         "%s (%s) has the wrong rank for %s (%s) and indices (%s)", names.out,
+         shapeString(out).c_str(), names.data, shapeString(data).c_str(),
+         shapeString(indices).c_str());
+    return false;
+  }
+  return true;
 }
 
 } // namespace
@@ -179,29 +251,11 @@ extern "C" lethe_rt_status lethe_rt_slice(lethe_rt_context *context,
       !checkDtype(context, kernel, "out", out, x->dtype) ||
       !checkRank(context, kernel, "out", *out, x->rank))
     return LETHE_RT_ERROR;
-  if (x->rank > 0 && (!starts || !steps))
-    return fail(context, kernel, "starts or steps is missing");
-  std::vector<int64_t> inputStrides = stridesOf(*x), strides(x->rank);
   int64_t base = 0;
-  for (int32_t dim = 0; dim < x->rank; ++dim) {
-    int64_t count = out->shape[dim];
-    if (steps[dim] == 0)
-      return fail(context, kernel, "steps[%d] is 0", dim);
-    if (count > 0) {
-      int64_t last = starts[dim] + (count - 1) * steps[dim];
-      if (starts[dim] < 0 || starts[dim] >= x->shape[dim] || last < 0 ||
-          last >= x->shape[dim])
-        return fail(context, kernel,
-                    "dim %d: %lld elements from %lld in steps of %lld leave "
-                    "x's %lld",
-                    dim, static_cast<long long>(count),
-                    static_cast<long long>(starts[dim]),
-                    static_cast<long long>(steps[dim]),
-                    static_cast<long long>(x->shape[dim]));
-    }
-    base += starts[dim] * inputStrides[dim];
-    strides[dim] = steps[dim] * inputStrides[dim];
-  }
+  std::vector<int64_t> strides;
+  if (!getSliceGeometry(context, kernel, "x", *x, *out, starts, steps, base,
+                        strides))
+    return LETHE_RT_ERROR;
   size_t size = lethe_rt_dtype_size(x->dtype);
   const char *source = static_cast<const char *>(x->data) + base * size;
   char *destination = static_cast<char *>(out->data);
@@ -223,18 +277,9 @@ extern "C" lethe_rt_status lethe_rt_gather(lethe_rt_context *context,
       !checkTensor(context, kernel, "indices", indices) ||
       !checkDtype(context, kernel, "out", out, data->dtype))
     return LETHE_RT_ERROR;
-  if (indices->dtype != LETHE_RT_I32 && indices->dtype != LETHE_RT_I64)
-    return fail(context, kernel, "indices must be i32 or i64, got %s",
-                dtypeName(indices->dtype));
-  if (axis < 0 || axis >= data->rank)
-    return fail(context, kernel, "axis %lld is out of range for rank %d",
-                static_cast<long long>(axis), data->rank);
-  if (out->rank != data->rank - 1 + indices->rank)
-    return fail(context, kernel,
-                "out (%s) has the wrong rank for data (%s) "
-                "and indices (%s)",
-                shapeString(*out).c_str(), shapeString(*data).c_str(),
-                shapeString(*indices).c_str());
+  if (!checkGather(context, kernel, {"data", "out"}, *data, *indices, axis,
+                   *out))
+    return LETHE_RT_ERROR;
   size_t size = lethe_rt_dtype_size(data->dtype);
   int64_t outer = product(*data, 0, axis);
   int64_t inner = product(*data, axis + 1, data->rank) * size;
@@ -259,4 +304,80 @@ extern "C" lethe_rt_status lethe_rt_gather(lethe_rt_context *context,
                   source + (block * dim + index) * inner, inner);
   }
   return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_slice_grad(lethe_rt_context *context,
+                                               const lethe_rt_tensor *dy,
+                                               const int64_t *starts,
+                                               const int64_t *steps,
+                                               const lethe_rt_tensor *dx) {
+  const char *kernel = "lethe_rt_slice_grad";
+  if (!checkTensor(context, kernel, "dy", dy) ||
+      !checkDtype(context, kernel, "dx", dx, dy->dtype) ||
+      !checkRank(context, kernel, "dx", *dx, dy->rank))
+    return LETHE_RT_ERROR;
+  int64_t base = 0;
+  std::vector<int64_t> strides;
+  if (!getSliceGeometry(context, kernel, "dx", *dx, *dy, starts, steps, base,
+                        strides))
+    return LETHE_RT_ERROR;
+  size_t size = lethe_rt_dtype_size(dx->dtype);
+  std::memset(dx->data, 0, numElements(*dx) * size);
+  const char *source = static_cast<const char *>(dy->data);
+  char *destination = static_cast<char *>(dx->data) + base * size;
+  forEachIndex(shapeOf(*dy), {strides},
+               [&](int64_t index, const int64_t *offsets) {
+                 copyElement(destination + offsets[0] * size,
+                             source + index * size, size);
+               });
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_gather_grad(lethe_rt_context *context,
+                                                const lethe_rt_tensor *dy,
+                                                const lethe_rt_tensor *indices,
+                                                int64_t axis,
+                                                const lethe_rt_tensor *dx) {
+  const char *kernel = "lethe_rt_gather_grad";
+  if (!checkFloatTensor(context, kernel, "dy", dy) ||
+      !checkTensor(context, kernel, "indices", indices) ||
+      !checkDtype(context, kernel, "dx", dx, dy->dtype))
+    return LETHE_RT_ERROR;
+  if (!checkGather(context, kernel, {"dx", "dy"}, *dx, *indices, axis, *dy))
+    return LETHE_RT_ERROR;
+  int64_t outer = product(*dx, 0, axis);
+  int64_t inner = product(*dx, axis + 1, dx->rank);
+  int64_t dim = dx->shape[axis];
+  int64_t count = numElements(*indices);
+  // Sums in the compute type, indices in order: the same bits every run.
+  lethe_rt_status status = LETHE_RT_OK;
+  dispatchFloat(dx->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    std::vector<C> sum(numElements(*dx), C(0));
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t index = indices->dtype == LETHE_RT_I64
+                          ? static_cast<const int64_t *>(indices->data)[i]
+                          : static_cast<const int32_t *>(indices->data)[i];
+      if (index < -dim || index >= dim) {
+        status = fail(context, kernel,
+                      "index %lld (element %lld) is out of range for a "
+                      "dimension of %lld",
+                      static_cast<long long>(index), static_cast<long long>(i),
+                      static_cast<long long>(dim));
+        return;
+      }
+      if (index < 0)
+        index += dim;
+      for (int64_t block = 0; block < outer; ++block) {
+        C *target = sum.data() + (block * dim + index) * inner;
+        int64_t from = (block * count + i) * inner;
+        for (int64_t j = 0; j < inner; ++j)
+          target[j] += load<T>(dy->data, from + j);
+      }
+    }
+    for (size_t i = 0; i < sum.size(); ++i)
+      store<T>(dx->data, i, sum[i]);
+  });
+  return status;
 }

@@ -378,6 +378,20 @@ lethe_rt_status lethe_rt_gather(lethe_rt_context *context,
                                 const lethe_rt_tensor *indices, int64_t axis,
                                 const lethe_rt_tensor *out);
 
+/* The input gradient of lethe_rt_slice: dx = 0, then dy written at the
+ * elements the slice (same starts and steps) reads. */
+lethe_rt_status lethe_rt_slice_grad(lethe_rt_context *context,
+                                    const lethe_rt_tensor *dy,
+                                    const int64_t *starts, const int64_t *steps,
+                                    const lethe_rt_tensor *dx);
+
+/* The data gradient of lethe_rt_gather (float dtypes): dx = 0, then each
+ * slice of dy added at the index it was gathered from (indices in order). */
+lethe_rt_status lethe_rt_gather_grad(lethe_rt_context *context,
+                                     const lethe_rt_tensor *dy,
+                                     const lethe_rt_tensor *indices,
+                                     int64_t axis, const lethe_rt_tensor *dx);
+
 /* Broadcasts x to out's shape (ONNX Expand). */
 lethe_rt_status lethe_rt_expand(lethe_rt_context *context,
                                 const lethe_rt_tensor *x,
@@ -486,46 +500,47 @@ lethe_rt_status lethe_rt_mse(lethe_rt_context *context,
  *===----------------------------------------------------------------------===*/
 
 /* x_new = x - lr * (norm_coefficient * x + g). */
-lethe_rt_status lethe_rt_sgd_update(lethe_rt_context *context,
-                                    const lethe_rt_tensor *lr,
-                                    const lethe_rt_tensor *x,
-                                    const lethe_rt_tensor *g,
-                                    double norm_coefficient,
-                                    const lethe_rt_tensor *x_new);
+lethe_rt_status
+lethe_rt_sgd_update(lethe_rt_context *context, const lethe_rt_tensor *lr,
+                    const lethe_rt_tensor *x, const lethe_rt_tensor *g,
+                    double norm_coefficient, const lethe_rt_tensor *x_new);
 
 /* ONNX Momentum: with gr = norm_coefficient * x + g and b = beta when
  * step > 0, else 1: v_new = alpha * v + b * gr; x_new = x - lr * v_new, or
  * with `nesterov` non-zero x_new = x - lr * (gr + alpha * v_new). */
-lethe_rt_status lethe_rt_momentum_update(
-    lethe_rt_context *context, const lethe_rt_tensor *lr,
-    const lethe_rt_tensor *step, const lethe_rt_tensor *x,
-    const lethe_rt_tensor *g, const lethe_rt_tensor *v, double alpha,
-    double beta, double norm_coefficient, int nesterov,
-    const lethe_rt_tensor *x_new, const lethe_rt_tensor *v_new);
+lethe_rt_status
+lethe_rt_momentum_update(lethe_rt_context *context, const lethe_rt_tensor *lr,
+                         const lethe_rt_tensor *step, const lethe_rt_tensor *x,
+                         const lethe_rt_tensor *g, const lethe_rt_tensor *v,
+                         double alpha, double beta, double norm_coefficient,
+                         int nesterov, const lethe_rt_tensor *x_new,
+                         const lethe_rt_tensor *v_new);
 
 /* ONNX Adagrad: with r = lr / (1 + step * decay_factor) and gr =
  * norm_coefficient * x + g: h_new = h + gr * gr; x_new = x - r * gr /
  * (sqrt(h_new) + epsilon). */
-lethe_rt_status lethe_rt_adagrad_update(
-    lethe_rt_context *context, const lethe_rt_tensor *lr,
-    const lethe_rt_tensor *step, const lethe_rt_tensor *x,
-    const lethe_rt_tensor *g, const lethe_rt_tensor *h, double decay_factor,
-    double epsilon, double norm_coefficient, const lethe_rt_tensor *x_new,
-    const lethe_rt_tensor *h_new);
+lethe_rt_status
+lethe_rt_adagrad_update(lethe_rt_context *context, const lethe_rt_tensor *lr,
+                        const lethe_rt_tensor *step, const lethe_rt_tensor *x,
+                        const lethe_rt_tensor *g, const lethe_rt_tensor *h,
+                        double decay_factor, double epsilon,
+                        double norm_coefficient, const lethe_rt_tensor *x_new,
+                        const lethe_rt_tensor *h_new);
 
 /* ONNX Adam with AdamW's decoupled weight decay: with gr = norm_coefficient
  * * x + g: v_new = alpha * v + (1 - alpha) * gr; h_new = beta * h + (1 -
  * beta) * gr * gr; r = lr * sqrt(1 - beta^step) / (1 - alpha^step) when
  * step > 0, else lr; x_new = (1 - norm_coefficient_post) * (x * (1 - lr *
  * weight_decay) - r * (v_new / (sqrt(h_new) + epsilon))). */
-lethe_rt_status lethe_rt_adam_update(
-    lethe_rt_context *context, const lethe_rt_tensor *lr,
-    const lethe_rt_tensor *step, const lethe_rt_tensor *x,
-    const lethe_rt_tensor *g, const lethe_rt_tensor *v,
-    const lethe_rt_tensor *h, double alpha, double beta, double epsilon,
-    double norm_coefficient, double norm_coefficient_post, double weight_decay,
-    const lethe_rt_tensor *x_new, const lethe_rt_tensor *v_new,
-    const lethe_rt_tensor *h_new);
+lethe_rt_status
+lethe_rt_adam_update(lethe_rt_context *context, const lethe_rt_tensor *lr,
+                     const lethe_rt_tensor *step, const lethe_rt_tensor *x,
+                     const lethe_rt_tensor *g, const lethe_rt_tensor *v,
+                     const lethe_rt_tensor *h, double alpha, double beta,
+                     double epsilon, double norm_coefficient,
+                     double norm_coefficient_post, double weight_decay,
+                     const lethe_rt_tensor *x_new, const lethe_rt_tensor *v_new,
+                     const lethe_rt_tensor *h_new);
 
 /*===----------------------------------------------------------------------===*
  * Gradients (the backward of the kernels above; f16 and bf16 compute in f32,

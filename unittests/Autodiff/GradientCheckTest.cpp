@@ -434,6 +434,22 @@ const std::vector<GradientCase> kCases = {
   %l = lethe.reduce_sum %w {keepdims = false} : (tensor<2x4xf64>) -> tensor<f64>
   return %l : tensor<f64>)"},
     weighted(
+        "slice_strided_reversed", "%x: tensor<4x8xf64> {lethe.trainable}",
+        R"(%y = lethe.slice %x {axes = array<i64: 0, -1>, ends = array<i64: 3, -9223372036854775808>, starts = array<i64: 1, -1>, steps = array<i64: 1, -2>} : (tensor<4x8xf64>) -> tensor<2x4xf64>)",
+        "tensor<2x4xf64>"),
+    // An embedding lookup: a row gathered twice gets both gradients.
+    {"gather_repeated_rows",
+     "%table: tensor<5x3xf64> {lethe.trainable}, %c: tensor<2x3x3xf64>",
+     R"(%ids = lethe.constant dense<[[0, 3, 0], [4, -1, 2]]> : tensor<2x3xi64>
+  %y = lethe.gather %table, %ids : (tensor<5x3xf64>, tensor<2x3xi64>) -> tensor<2x3x3xf64>
+  %w = lethe.mul %y, %c : (tensor<2x3x3xf64>, tensor<2x3x3xf64>) -> tensor<2x3x3xf64>
+  %l = lethe.reduce_sum %w {keepdims = false} : (tensor<2x3x3xf64>) -> tensor<f64>
+  return %l : tensor<f64>)"},
+    weighted("gather_axis_1", "%x: tensor<2x4x3xf64> {lethe.trainable}",
+             R"(%ids = lethe.constant dense<[2, 2, 0]> : tensor<3xi32>
+  %y = lethe.gather %x, %ids {axis = 1 : i64} : (tensor<2x4x3xf64>, tensor<3xi32>) -> tensor<2x3x3xf64>)",
+             "tensor<2x3x3xf64>"),
+    weighted(
         "where_broadcast",
         "%cond: tensor<2x3xi1>, %a: tensor<2x3xf64> {lethe.trainable}, %b: "
         "tensor<3xf64> {lethe.trainable}",

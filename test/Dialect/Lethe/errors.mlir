@@ -1367,3 +1367,27 @@ func.func @resize_grad_mode(%dy: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {
   %0 = lethe.resize_grad %dy {mode = "area", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
   return %0 : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+func.func @slice_grad_shape(%dy: tensor<2x3xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'lethe.slice_grad' op output_grad 'tensor<2x3xf32>' is not the type of the slice's output ('tensor<2x4xf32>')}}
+  %0 = lethe.slice_grad %dy {axes = array<i64: 0, -1>, ends = array<i64: 3, -9223372036854775808>, starts = array<i64: 1, -1>, steps = array<i64: 1, -2>} : (tensor<2x3xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @gather_grad_shape(%dy: tensor<8x16x32xf32>, %ids: tensor<8x16xi64>) -> tensor<1000x64xf32> {
+  // expected-error @+1 {{'lethe.gather_grad' op output_grad 'tensor<8x16x32xf32>' is not the type of the gather's output ('tensor<8x16x64xf32>')}}
+  %0 = lethe.gather_grad %dy, %ids : (tensor<8x16x32xf32>, tensor<8x16xi64>) -> tensor<1000x64xf32>
+  return %0 : tensor<1000x64xf32>
+}
+
+// -----
+
+func.func @gather_grad_axis(%dy: tensor<8x16x64xf32>, %ids: tensor<8x16xi64>) -> tensor<1000x64xf32> {
+  // expected-error @+1 {{'lethe.gather_grad' op axis 2 is out of range for rank 2}}
+  %0 = lethe.gather_grad %dy, %ids {axis = 2 : i64} : (tensor<8x16x64xf32>, tensor<8x16xi64>) -> tensor<1000x64xf32>
+  return %0 : tensor<1000x64xf32>
+}

@@ -502,3 +502,12 @@ func.func @layer_gradients(%x: tensor<2x4x6x6xf32>, %dy: tensor<2x4x3x3xf32>, %d
   %5 = lethe.resize_grad %u {mode = "linear", scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
   return %0, %1, %2, %3#0, %3#1, %4#0, %5 : tensor<4x2x3x3xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<2x4x6x6xf32>, tensor<4xf32>, tensor<2x6x4xf32>, tensor<1x2x3x3xf32>
 }
+
+// CHECK-LABEL: func.func @data_movement_gradients
+func.func @data_movement_gradients(%dy: tensor<2x4xf32>, %de: tensor<8x16x64xf32>, %ids: tensor<8x16xi64>) -> (tensor<4x8xf32>, tensor<1000x64xf32>) {
+  // CHECK: lethe.slice_grad %{{.*}} {axes = array<i64: 0, -1>, ends = array<i64: 3, -9223372036854775808>, starts = array<i64: 1, -1>, steps = array<i64: 1, -2>} : (tensor<2x4xf32>) -> tensor<4x8xf32>
+  %0 = lethe.slice_grad %dy {axes = array<i64: 0, -1>, ends = array<i64: 3, -9223372036854775808>, starts = array<i64: 1, -1>, steps = array<i64: 1, -2>} : (tensor<2x4xf32>) -> tensor<4x8xf32>
+  // CHECK: lethe.gather_grad %{{.*}}, %{{.*}} : (tensor<8x16x64xf32>, tensor<8x16xi64>) -> tensor<1000x64xf32>
+  %1 = lethe.gather_grad %de, %ids : (tensor<8x16x64xf32>, tensor<8x16xi64>) -> tensor<1000x64xf32>
+  return %0, %1 : tensor<4x8xf32>, tensor<1000x64xf32>
+}

@@ -325,49 +325,72 @@ static std::pair<int64_t, int64_t> clampSlice(int64_t start, int64_t end,
                      (static_cast<uint64_t>(distance) - 1) / stride + 1)};
 }
 
+/// The type of a slice of `input`.
+static FailureOr<RankedTensorType>
+inferSliceType(std::optional<Location> location, StringRef opName,
+               RankedTensorType input, ArrayRef<int64_t> starts,
+               ArrayRef<int64_t> ends, ArrayRef<int64_t> axes,
+               ArrayRef<int64_t> steps) {
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
+    (void)emitInferenceError(
+        location, opName, "starts, ends, axes and steps have ", starts.size(),
+        ", ", ends.size(), ", ", axes.size(), " and ", steps.size(),
+        " entries, but they must have the same length");
+    return failure();
+  }
+  FailureOr<SmallVector<int64_t>> dims =
+      normalizeDistinctAxes(location, opName, "axis", axes, input.getRank());
+  if (failed(dims))
+    return failure();
+  SmallVector<int64_t> shape(input.getShape());
+  for (auto [index, dim] : llvm::enumerate(*dims)) {
+    if (steps[index] == 0) {
+      (void)emitInferenceError(location, opName, "steps[", index,
+                               "] is 0, but steps must be non-zero");
+      return failure();
+    }
+    shape[dim] =
+        clampSlice(starts[index], ends[index], steps[index], shape[dim]).second;
+  }
+  return input.clone(shape);
+}
+
+/// For every dim of a slice's input of `shape`, the index of the first
+/// element the slice reads and the step between elements.
+static void getSliceStartsAndSteps(
+    ArrayRef<int64_t> shape, ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,
+    ArrayRef<int64_t> axes, ArrayRef<int64_t> steps,
+    SmallVectorImpl<int64_t> &dimStarts, SmallVectorImpl<int64_t> &dimSteps) {
+  int64_t rank = shape.size();
+  dimStarts.assign(rank, 0);
+  dimSteps.assign(rank, 1);
+  for (auto [index, axis] : llvm::enumerate(axes)) {
+    int64_t dim = axis < 0 ? axis + rank : axis;
+    dimStarts[dim] =
+        clampSlice(starts[index], ends[index], steps[index], shape[dim]).first;
+    dimSteps[dim] = steps[index];
+  }
+}
+
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
                                         std::optional<Location> location,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds(),
-                    axes = adaptor.getAxes(), steps = adaptor.getSteps();
-  if (ends.size() != starts.size() || axes.size() != starts.size() ||
-      steps.size() != starts.size())
-    return emitInferenceError(
-        location, getOperationName(), "starts, ends, axes and steps have ",
-        starts.size(), ", ", ends.size(), ", ", axes.size(), " and ",
-        steps.size(), " entries, but they must have the same length");
-  FailureOr<SmallVector<int64_t>> dims = normalizeDistinctAxes(
-      location, getOperationName(), "axis", axes, input.getRank());
-  if (failed(dims))
+  FailureOr<RankedTensorType> type = inferSliceType(
+      location, getOperationName(),
+      cast<RankedTensorType>(adaptor.getInput().getType()), adaptor.getStarts(),
+      adaptor.getEnds(), adaptor.getAxes(), adaptor.getSteps());
+  if (failed(type))
     return failure();
-
-  SmallVector<int64_t> shape(input.getShape());
-  for (auto [index, dim] : llvm::enumerate(*dims)) {
-    if (steps[index] == 0)
-      return emitInferenceError(location, getOperationName(), "steps[", index,
-                                "] is 0, but steps must be non-zero");
-    shape[dim] =
-        clampSlice(starts[index], ends[index], steps[index], shape[dim]).second;
-  }
-  types.push_back(input.clone(shape));
+  types.push_back(*type);
   return success();
 }
 
 void SliceOp::getDimStartsAndSteps(SmallVectorImpl<int64_t> &dimStarts,
                                    SmallVectorImpl<int64_t> &dimSteps) {
-  ArrayRef<int64_t> shape = getInput().getType().getShape();
-  int64_t rank = shape.size();
-  dimStarts.assign(rank, 0);
-  dimSteps.assign(rank, 1);
-  for (auto [index, axis] : llvm::enumerate(getAxes())) {
-    int64_t dim = axis < 0 ? axis + rank : axis;
-    dimStarts[dim] = clampSlice(getStarts()[index], getEnds()[index],
-                                getSteps()[index], shape[dim])
-                         .first;
-    dimSteps[dim] = getSteps()[index];
-  }
+  getSliceStartsAndSteps(getInput().getType().getShape(), getStarts(),
+                         getEnds(), getAxes(), getSteps(), dimStarts, dimSteps);
 }
 
 int64_t SliceOp::getBytesRead() {
@@ -379,21 +402,34 @@ int64_t SliceOp::getBytesRead() {
 // GatherOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult GatherOp::inferReturnTypes(MLIRContext *context,
-                                         std::optional<Location> location,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &types) {
-  auto data = cast<RankedTensorType>(adaptor.getData().getType());
-  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
-  FailureOr<int64_t> axis = normalizeAxis(location, getOperationName(), "axis",
-                                          adaptor.getAxis(), data.getRank());
+/// The type of a gather from `data` at `indices` along `axisAttr`.
+static FailureOr<RankedTensorType>
+inferGatherType(std::optional<Location> location, StringRef opName,
+                RankedTensorType data, RankedTensorType indices,
+                int64_t axisAttr) {
+  FailureOr<int64_t> axis =
+      normalizeAxis(location, opName, "axis", axisAttr, data.getRank());
   if (failed(axis))
     return failure();
   ArrayRef<int64_t> dataShape = data.getShape();
   SmallVector<int64_t> shape(dataShape.take_front(*axis));
   llvm::append_range(shape, indices.getShape());
   llvm::append_range(shape, dataShape.drop_front(*axis + 1));
-  types.push_back(data.clone(shape));
+  return data.clone(shape);
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> type =
+      inferGatherType(location, getOperationName(),
+                      cast<RankedTensorType>(adaptor.getData().getType()),
+                      cast<RankedTensorType>(adaptor.getIndices().getType()),
+                      adaptor.getAxis());
+  if (failed(type))
+    return failure();
+  types.push_back(*type);
   return success();
 }
 
@@ -624,5 +660,41 @@ LogicalResult ResizeGradOp::verify() {
     return emitOpError("output_grad ")
            << getOutputGrad().getType()
            << " is not the type of the resize's output (" << *output << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SliceGradOp, GatherGradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SliceGradOp::verify() {
+  FailureOr<RankedTensorType> output =
+      inferSliceType(getLoc(), getOperationName(), getInputGrad().getType(),
+                     getStarts(), getEnds(), getAxes(), getSteps());
+  if (failed(output))
+    return failure();
+  if (*output != getOutputGrad().getType())
+    return emitOpError("output_grad ")
+           << getOutputGrad().getType()
+           << " is not the type of the slice's output (" << *output << ")";
+  return success();
+}
+
+void SliceGradOp::getDimStartsAndSteps(SmallVectorImpl<int64_t> &dimStarts,
+                                       SmallVectorImpl<int64_t> &dimSteps) {
+  getSliceStartsAndSteps(getInputGrad().getType().getShape(), getStarts(),
+                         getEnds(), getAxes(), getSteps(), dimStarts, dimSteps);
+}
+
+LogicalResult GatherGradOp::verify() {
+  FailureOr<RankedTensorType> output =
+      inferGatherType(getLoc(), getOperationName(), getInputGrad().getType(),
+                      getIndices().getType(), static_cast<int64_t>(getAxis()));
+  if (failed(output))
+    return failure();
+  if (*output != getOutputGrad().getType())
+    return emitOpError("output_grad ")
+           << getOutputGrad().getType()
+           << " is not the type of the gather's output (" << *output << ")";
   return success();
 }

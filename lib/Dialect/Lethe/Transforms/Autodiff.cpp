@@ -616,8 +616,8 @@ LogicalResult normalizationRule(RuleContext &c) {
   return success();
 }
 
-/// The rules of the ops that move data: concat, split, resize, where and
-/// dropout.
+/// The rules of the ops that move data: concat, split, slice, gather,
+/// resize, where and dropout.
 LogicalResult dataMovementRule(RuleContext &c) {
   GradientBuilder &g = c.g;
   OpBuilder &b = g.builder;
@@ -651,6 +651,19 @@ LogicalResult dataMovementRule(RuleContext &c) {
               grad ? grad : g.splat(GradientBuilder::typeOf(result), 0.0));
         }
         c.set(0, ConcatOp::create(b, g.loc, pieces, split.getAxisAttr()));
+        return success();
+      })
+      .Case([&](SliceOp slice) {
+        c.set(0, SliceGradOp::create(b, g.loc, slice.getInput().getType(),
+                                     c.grad(), slice.getStartsAttr(),
+                                     slice.getEndsAttr(), slice.getAxesAttr(),
+                                     slice.getStepsAttr()));
+        return success();
+      })
+      .Case([&](GatherOp gather) {
+        c.set(0, GatherGradOp::create(b, g.loc, gather.getData().getType(),
+                                      c.grad(), gather.getIndices(),
+                                      gather.getAxisAttr()));
         return success();
       })
       .Case([&](ResizeOp resize) {
@@ -720,7 +733,8 @@ LogicalResult buildGradient(RuleContext &c) {
     return poolingRule(c);
   if (isa<BatchNormOp, BatchNormTrainOp, LayerNormOp>(op))
     return normalizationRule(c);
-  if (isa<ConcatOp, SplitOp, ResizeOp, WhereOp, DropoutOp>(op))
+  if (isa<ConcatOp, SplitOp, SliceOp, GatherOp, ResizeOp, WhereOp, DropoutOp>(
+          op))
     return dataMovementRule(c);
   if (auto castOp = dyn_cast<CastOp>(op)) {
     // Active, so from a float type (integers carry no gradient).

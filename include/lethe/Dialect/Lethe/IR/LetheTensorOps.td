@@ -202,6 +202,66 @@ def Lethe_GatherOp
   let results = (outs Lethe_Tensor:$output);
 }
 
+def Lethe_SliceGradOp : Lethe_Op<"slice_grad"> {
+  let summary = "gradient of slice";
+  let description = [{
+    The input gradient of `slice` with these attributes: `output_grad` at
+    the elements the slice read, 0 elsewhere. The result has the type of the
+    forward's input, which `output_grad` does not determine; the verifier
+    checks that slicing it gives the shape of `output_grad`.
+
+    ```mlir
+    %dx = lethe.slice_grad %dy {axes = array<i64: 1>, ends = array<i64: 7>, starts = array<i64: 1>, steps = array<i64: 2>} : (tensor<4x3xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$output_grad,
+                       DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$ends,
+                       DenseI64ArrayAttr:$axes, DenseI64ArrayAttr:$steps);
+  let results = (outs Lethe_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// As slice's, for the forward's input (this op's result).
+    void getDimStartsAndSteps(::llvm::SmallVectorImpl<int64_t> &starts,
+                              ::llvm::SmallVectorImpl<int64_t> &steps);
+  }];
+  let extraClassDefinition = [{
+    int64_t $cppClass::getFlops() { return 0; }
+  }];
+}
+
+def Lethe_GatherGradOp : Lethe_Op<"gather_grad"> {
+  let summary = "gradient of gather";
+  let description = [{
+    The data gradient of `gather` with this `axis`: zeros, then each slice
+    of `output_grad` added at the index it was gathered from, so that an
+    index gathered several times (a token that occurs twice) gets the sum.
+    The result has the type of the forward's `data`, which the operands do
+    not determine; the verifier checks that gathering from it gives the
+    shape of `output_grad`.
+
+    ```mlir
+    %dtable = lethe.gather_grad %dy, %indices : (tensor<8x16x64xf32>, tensor<8x16xi64>) -> tensor<1000x64xf32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$output_grad,
+                       Lethe_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Lethe_FloatTensor:$input_grad);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    int64_t $cppClass::getFlops() {
+      // An addition per element of output_grad.
+      return ::mlir::lethe::getNumElements(getOutputGrad().getType());
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Squeeze, unsqueeze, expand
 //===----------------------------------------------------------------------===//
