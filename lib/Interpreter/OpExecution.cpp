@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -170,6 +171,15 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
         return activationGrad(execution, grad.getApproximate() == "tanh"
                                              ? LETHE_RT_GELU_TANH_GRAD
                                              : LETHE_RT_GELU_GRAD);
+      })
+      .Case([&](ClipGradOp grad) {
+        auto bound = [](FloatAttr attr, double absent) {
+          return attr ? attr.getValueAsDouble() : absent;
+        };
+        return execution.check(lethe_rt_clip_grad(
+            context, execution.in(0), execution.in(1),
+            bound(grad.getMinAttr(), -INFINITY),
+            bound(grad.getMaxAttr(), INFINITY), execution.out()));
       })
       .Case([&](ErfOp) { return unary(execution, LETHE_RT_ERF); })
       .Case([&](ExpOp) { return unary(execution, LETHE_RT_EXP); })

@@ -4,15 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// lethe_rt_activation_grad, lethe_rt_softmax_cross_entropy_grad and
-// lethe_rt_nll_grad. Activation gradients are computed in the compute type
-// (f32 for f16 and bf16) with one rounding on store, as the forward
-// activations are. Loss gradients are computed in f64 like the forward losses:
-// the factor g(n, d...) * w(label) of each element of the labels, then each
-// class of that element, rounded once to the gradient's type. For mean, the
-// sum of the counted weights is accumulated in row-major order of the labels
-// (as the forward does); when it is 0, nothing counts and the gradient is all
-// zeros rather than 0 / 0.
+// lethe_rt_activation_grad, lethe_rt_clip_grad,
+// lethe_rt_softmax_cross_entropy_grad and lethe_rt_nll_grad. Activation
+// gradients are computed in the compute type (f32 for f16 and bf16) with one
+// rounding on store, as the forward activations are. Loss gradients are
+// computed in f64 like the forward losses: the factor g(n, d...) * w(label) of
+// each element of the labels, then each class of that element, rounded once to
+// the gradient's type. For mean, the sum of the counted weights is accumulated
+// in row-major order of the labels (as the forward does); when it is 0, nothing
+// counts and the gradient is all zeros rather than 0 / 0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,6 +147,33 @@ extern "C" lethe_rt_status lethe_rt_activation_grad(
   if (!known)
     return fail(context, kernel, "unknown activation gradient kind %d",
                 static_cast<int>(kind));
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_clip_grad(lethe_rt_context *context,
+                                              const lethe_rt_tensor *dy,
+                                              const lethe_rt_tensor *x,
+                                              double min, double max,
+                                              const lethe_rt_tensor *dx) {
+  const char *kernel = "lethe_rt_clip_grad";
+  if (!checkFloatTensor(context, kernel, "dy", dy) ||
+      !checkDtype(context, kernel, "x", x, dy->dtype) ||
+      !checkDtype(context, kernel, "dx", dx, dy->dtype) ||
+      !checkSameShape(context, kernel, "dy", *dy, "x", *x) ||
+      !checkSameShape(context, kernel, "dy", *dy, "dx", *dx))
+    return LETHE_RT_ERROR;
+  if (std::isnan(min) || std::isnan(max) || min > max)
+    return fail(context, kernel,
+                "the bounds must be ordered numbers, got [%g, %g]", min, max);
+  dispatchFloat(dy->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    // In the compute type, as the forward compares (NaN passes nothing).
+    C low = static_cast<C>(min), high = static_cast<C>(max);
+    gradLoop<T>(dy->data, x->data, dx->data, numElements(*dy), [=](C value) {
+      return value >= low && value <= high ? C(1) : C(0);
+    });
+  });
   return LETHE_RT_OK;
 }
 

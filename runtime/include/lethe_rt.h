@@ -556,6 +556,13 @@ typedef enum lethe_rt_activation_grad_kind {
   LETHE_RT_GELU_TANH_GRAD,  /* saved = x: dx = dy gelu'(x), tanh form */
 } lethe_rt_activation_grad_kind;
 
+/* The gradient of clip (float dtypes): dx = dy where min <= x <= max, else
+ * 0 (an absent bound is -INFINITY or INFINITY; min <= max). */
+lethe_rt_status lethe_rt_clip_grad(lethe_rt_context *context,
+                                   const lethe_rt_tensor *dy,
+                                   const lethe_rt_tensor *x, double min,
+                                   double max, const lethe_rt_tensor *dx);
+
 /* dx = dy * f'(...) elementwise for the activation `kind`; dy, saved and dx
  * have the same shape and float dtype; alpha is LeakyRelu's (else ignored). */
 lethe_rt_status lethe_rt_activation_grad(lethe_rt_context *context,

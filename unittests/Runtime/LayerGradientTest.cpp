@@ -14,6 +14,7 @@
 
 #include "TypedTensor.h"
 
+#include <cmath>
 #include <string>
 
 using namespace lethe::rt;
@@ -67,6 +68,18 @@ TEST_F(LayerGradientTest, GatherGradSumsRepeatedIndices) {
     // Row 2 is gathered at positions 0, 2 and 3 (-1).
     EXPECT_EQ(dx.values(), (std::vector<double>{3, 4, 0, 0, 13, 16}));
   }
+}
+
+TEST_F(LayerGradientTest, ClipGradPassesAtTheBoundsAndNotNaN) {
+  TypedTensor x({5}, LETHE_RT_F32, {-1, 0, 0.5, 1, 2});
+  x.set(4, NAN);
+  TypedTensor dy({5}, LETHE_RT_F32, {1, 2, 3, 4, 5}), dx({5}, LETHE_RT_F32);
+  lethe_rt_tensor xv = x.view(), dyv = dy.view(), dxv = dx.view();
+  ASSERT_EQ(lethe_rt_clip_grad(context, &dyv, &xv, 0, 1, &dxv), LETHE_RT_OK);
+  EXPECT_EQ(dx.values(), (std::vector<double>{0, 2, 3, 4, 0}));
+  ASSERT_EQ(lethe_rt_clip_grad(context, &dyv, &xv, -INFINITY, 0.5, &dxv),
+            LETHE_RT_OK);
+  EXPECT_EQ(dx.values(), (std::vector<double>{1, 2, 3, 0, 0}));
 }
 
 TEST_F(LayerGradientTest, SliceGradScattersIntoZeros) {
@@ -154,6 +167,11 @@ TEST_F(LayerGradientTest, RejectBadArguments) {
   expectError(context, lethe_rt_slice_grad(context, &v2v, start, step, &v5v),
               "lethe_rt_slice_grad: dim 0: 2 elements from 4 in steps of 1 "
               "leave dx's 5");
+  expectError(context, lethe_rt_clip_grad(context, &v5v, &v5v, 1.0, -1.0, &v5v),
+              "lethe_rt_clip_grad: the bounds must be ordered numbers, got "
+              "[1, -1]");
+  expectError(context, lethe_rt_clip_grad(context, &v5v, &v2v, 0, 1, &v5v),
+              "lethe_rt_clip_grad: dy (5) and x (2) must have the same shape");
   const double scales[] = {2.0};
   expectError(context,
               lethe_rt_resize_grad(context, &v5v, scales, nullptr, &v2v),

@@ -1391,3 +1391,11 @@ func.func @gather_grad_axis(%dy: tensor<8x16x64xf32>, %ids: tensor<8x16xi64>) ->
   %0 = lethe.gather_grad %dy, %ids {axis = 2 : i64} : (tensor<8x16x64xf32>, tensor<8x16xi64>) -> tensor<1000x64xf32>
   return %0 : tensor<1000x64xf32>
 }
+
+// -----
+
+func.func @clip_grad_reversed(%dy: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'lethe.clip_grad' op min (6.000000e+00) is greater than max (0.000000e+00)}}
+  %0 = lethe.clip_grad %dy, %x {min = 6.0 : f64, max = 0.0 : f64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

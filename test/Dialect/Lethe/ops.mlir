@@ -511,3 +511,12 @@ func.func @data_movement_gradients(%dy: tensor<2x4xf32>, %de: tensor<8x16x64xf32
   %1 = lethe.gather_grad %de, %ids : (tensor<8x16x64xf32>, tensor<8x16xi64>) -> tensor<1000x64xf32>
   return %0, %1 : tensor<4x8xf32>, tensor<1000x64xf32>
 }
+
+// CHECK-LABEL: func.func @clip_gradient
+func.func @clip_gradient(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // CHECK: lethe.clip_grad %{{.*}}, %{{.*}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<4x8xf32>
+  %0 = lethe.clip_grad %dy, %x {min = 0.0 : f64, max = 6.0 : f64} : tensor<4x8xf32>
+  // CHECK: lethe.clip_grad %{{.*}}, %{{.*}} : tensor<4x8xf32>
+  %1 = lethe.clip_grad %dy, %x : tensor<4x8xf32>
+  return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -130,3 +130,11 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *context,
 }
 
 int64_t CastOp::getFlops() { return getNumElements(getType()); }
+
+LogicalResult ClipGradOp::verify() {
+  if (ClipOp::areBoundsReversed(getMinAttr(), getMaxAttr()))
+    return emitOpError("min (")
+           << getMinAttr().getValueAsDouble() << ") is greater than max ("
+           << getMaxAttr().getValueAsDouble() << ")";
+  return success();
+}

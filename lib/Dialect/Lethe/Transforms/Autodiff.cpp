@@ -253,6 +253,14 @@ LogicalResult unaryRule(RuleContext &c) {
                                       op.getApproximateAttr())
                 .getResult();
           })
+          .Case([&](ClipOp op) {
+            // Float input, so the bounds are f64 attributes.
+            return ClipGradOp::create(
+                       g.builder, g.loc, dy, x,
+                       dyn_cast_or_null<FloatAttr>(op.getMinAttr()),
+                       dyn_cast_or_null<FloatAttr>(op.getMaxAttr()))
+                .getResult();
+          })
           .Case([&](SigmoidOp) {
             // y (1 - y)
             Value one = g.scalar(element, 1.0);
@@ -278,24 +286,38 @@ LogicalResult unaryRule(RuleContext &c) {
   return success();
 }
 
-/// The rule of matmul (numpy semantics, both operands of rank 2 or more).
+/// The rule of matmul (numpy semantics). A vector operand is the matrix
+/// numpy makes of it (a row for the left operand, a column for the right),
+/// and the gradient is reshaped back.
 LogicalResult matmulRule(RuleContext &c) {
   GradientBuilder &g = c.g;
   Value dy = c.grad(), a = c.operand(0), b = c.operand(1);
   auto typeA = GradientBuilder::typeOf(a), typeB = GradientBuilder::typeOf(b);
-  if (typeA.getRank() < 2 || typeB.getRank() < 2)
-    return emitError(c.op->getLoc(),
-                     "lethe-autodiff: the gradient of a matmul with a "
-                     "vector operand (rank 1) is not implemented; "
-                     "reshape the vector to a matrix");
+  // The operands as matrices, and dy with the dims the vectors dropped.
+  SmallVector<int64_t> shapeA(typeA.getShape()), shapeB(typeB.getShape());
+  SmallVector<int64_t> shapeY(GradientBuilder::typeOf(dy).getShape());
+  if (typeA.getRank() == 1) {
+    shapeA.insert(shapeA.begin(), 1);
+    shapeY.insert(shapeY.end() - (typeB.getRank() == 1 ? 0 : 1), 1);
+  }
+  if (typeB.getRank() == 1) {
+    shapeB.push_back(1);
+    shapeY.push_back(1);
+  }
+  Value a2 = g.reshape(a, shapeA), b2 = g.reshape(b, shapeB);
+  Value dy2 = g.reshape(dy, shapeY);
   // y = a b: da = dy b^T, db = a^T dy, each summed over broadcast batch dims.
   if (c.wants(0)) {
-    Value bT = g.transpose(b, swapLastTwo(typeB.getRank()));
-    c.set(0, g.unbroadcast(MatMulOp::create(g.builder, g.loc, dy, bT), typeA));
+    Value bT = g.transpose(b2, swapLastTwo(shapeB.size()));
+    Value da = g.unbroadcast(MatMulOp::create(g.builder, g.loc, dy2, bT),
+                             typeA.clone(shapeA));
+    c.set(0, g.reshape(da, typeA.getShape()));
   }
   if (c.wants(1)) {
-    Value aT = g.transpose(a, swapLastTwo(typeA.getRank()));
-    c.set(1, g.unbroadcast(MatMulOp::create(g.builder, g.loc, aT, dy), typeB));
+    Value aT = g.transpose(a2, swapLastTwo(shapeA.size()));
+    Value db = g.unbroadcast(MatMulOp::create(g.builder, g.loc, aT, dy2),
+                             typeB.clone(shapeB));
+    c.set(1, g.reshape(db, typeB.getShape()));
   }
   return success();
 }
@@ -711,8 +733,8 @@ LogicalResult buildGradient(RuleContext &c) {
   };
   if (isa<AddOp, SubOp, MulOp, DivOp, PowOp>(op))
     return binaryRule(c);
-  if (isa<NegOp, ReluOp, LeakyReluOp, GeluOp, SigmoidOp, TanhOp, ErfOp, ExpOp,
-          LogOp, SqrtOp>(op))
+  if (isa<NegOp, ReluOp, LeakyReluOp, GeluOp, ClipOp, SigmoidOp, TanhOp, ErfOp,
+          ExpOp, LogOp, SqrtOp>(op))
     return unaryRule(c);
   if (isa<MatMulOp>(op))
     return matmulRule(c);

@@ -201,6 +201,25 @@ def Lethe_LeakyReluGradOp
   let assemblyFormat = "$grad `,` $input attr-dict `:` type($grad)";
 }
 
+def Lethe_ClipGradOp
+    : Lethe_ActivationGradOp<"clip_grad", 2,
+                             (ins Lethe_FloatTensor:$input,
+                                  OptionalAttr<F64Attr>:$min,
+                                  OptionalAttr<F64Attr>:$max)> {
+  let summary = "gradient of clip";
+  let description = [{
+    `input_grad = grad` where `min <= input <= max` (an absent bound does
+    not limit), else 0: the gradient passes where clip is the identity,
+    including at the bounds, as PyTorch's clamp does.
+
+    ```mlir
+    %dx = lethe.clip_grad %dy, %x {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<4x8xf32>
+    ```
+  }];
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($grad)";
+  let hasVerifier = 1;
+}
+
 def Lethe_GeluGradOp
     : Lethe_ActivationGradOp<"gelu_grad", 16,
                              (ins Lethe_FloatTensor:$input,
