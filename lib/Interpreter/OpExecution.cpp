@@ -399,6 +399,12 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
             execution.out(1), execution.out(2)));
       })
       // Losses.
+      .Case([&](ReduceMaxGradOp grad) {
+        SmallVector<int64_t> axes = grad.getReducedDims();
+        return execution.check(lethe_rt_reduce_max_grad(
+            context, execution.in(0), execution.in(1), execution.in(2),
+            axes.data(), static_cast<int64_t>(axes.size()), execution.out()));
+      })
       .Case([&](SoftmaxCrossEntropyOp loss) {
         const lethe_rt_tensor *weights =
             operands.size() > 2 ? execution.in(2) : nullptr;

@@ -107,6 +107,66 @@ void reduceMax(const lethe_rt_tensor &x, const std::vector<int64_t> &accStrides,
     store<T>(out.data, i, acc[i]);
 }
 
+/// Checks `axes` (num_axes of them, none meaning all) against x and that
+/// out is x reduced over them, with or without the kept dims; gives the
+/// strides of out's elements over x's dims (0 along the reduced ones) and
+/// the number of elements reduced into each.
+bool getReductionLayout(lethe_rt_context *context, const char *kernel,
+                        const lethe_rt_tensor &x, const int64_t *axes,
+                        int64_t num_axes, const lethe_rt_tensor &out,
+                        std::vector<int64_t> &accStrides,
+                        int64_t &reducedCount) {
+  if (num_axes < 0 || (num_axes > 0 && !axes)) {
+    fail(context, kernel, "invalid axes (%s) for num_axes %lld",
+         axes ? "non-null" : "null", static_cast<long long>(num_axes));
+    return false;
+  }
+  // Which dims are reduced (all of them when no axes are given).
+  int32_t rank = x.rank;
+  std::vector<bool> reduced(rank, num_axes == 0);
+  for (int64_t i = 0; i < num_axes; ++i) {
+    int64_t axis = axes[i];
+    if (axis < 0 || axis >= rank) {
+      fail(context, kernel, "axis %lld is out of range for x (%s)",
+           static_cast<long long>(axis), shapeString(x).c_str());
+      return false;
+    }
+    if (reduced[axis]) {
+      fail(context, kernel, "axis %lld is repeated",
+           static_cast<long long>(axis));
+      return false;
+    }
+    reduced[axis] = true;
+  }
+  // out is x's shape with the reduced dims 1 (keepdims) or dropped.
+  std::vector<int64_t> kept, dropped;
+  reducedCount = 1;
+  for (int32_t dim = 0; dim < rank; ++dim) {
+    kept.push_back(reduced[dim] ? 1 : x.shape[dim]);
+    if (reduced[dim])
+      reducedCount *= x.shape[dim];
+    else
+      dropped.push_back(x.shape[dim]);
+  }
+  std::vector<int64_t> outShape = shapeOf(out);
+  if (outShape != kept && outShape != dropped) {
+    fail(context, kernel,
+         "out (%s) must be %s (keepdims) or %s for x (%s) reduced",
+         shapeString(out).c_str(), shapeText(kept).c_str(),
+         shapeText(dropped).c_str(), shapeString(x).c_str());
+    return false;
+  }
+  accStrides.assign(rank, 0);
+  int64_t stride = 1;
+  for (int32_t dim = rank; dim-- > 0;) {
+    if (reduced[dim])
+      continue;
+    accStrides[dim] = stride;
+    stride *= x.shape[dim];
+  }
+  return true;
+}
+
 } // namespace
 
 extern "C" lethe_rt_status
@@ -123,55 +183,16 @@ lethe_rt_reduce(lethe_rt_context *context, lethe_rt_reduce_kind kind,
     return LETHE_RT_ERROR;
   if (kind != LETHE_RT_REDUCE_MAX && x->dtype == LETHE_RT_I1)
     return fail(context, kernel, "sum and mean need a numeric x, got i1");
-  if (num_axes < 0 || (num_axes > 0 && !axes))
-    return fail(context, kernel, "invalid axes (%s) for num_axes %lld",
-                axes ? "non-null" : "null", static_cast<long long>(num_axes));
-
-  // Which dims are reduced (all of them when no axes are given).
-  int32_t rank = x->rank;
-  std::vector<bool> reduced(rank, num_axes == 0);
-  for (int64_t i = 0; i < num_axes; ++i) {
-    int64_t axis = axes[i];
-    if (axis < 0 || axis >= rank)
-      return fail(context, kernel, "axis %lld is out of range for x (%s)",
-                  static_cast<long long>(axis), shapeString(*x).c_str());
-    if (reduced[axis])
-      return fail(context, kernel, "axis %lld is repeated",
-                  static_cast<long long>(axis));
-    reduced[axis] = true;
-  }
-
-  // out is x's shape with the reduced dims 1 (keepdims) or dropped.
-  std::vector<int64_t> kept, dropped;
-  int64_t reducedCount = 1;
-  for (int32_t dim = 0; dim < rank; ++dim) {
-    kept.push_back(reduced[dim] ? 1 : x->shape[dim]);
-    if (reduced[dim])
-      reducedCount *= x->shape[dim];
-    else
-      dropped.push_back(x->shape[dim]);
-  }
-  std::vector<int64_t> outShape = shapeOf(*out);
-  if (outShape != kept && outShape != dropped)
-    return fail(context, kernel,
-                "out (%s) must be %s (keepdims) or %s for x (%s) reduced",
-                shapeString(*out).c_str(), shapeText(kept).c_str(),
-                shapeText(dropped).c_str(), shapeString(*x).c_str());
+  std::vector<int64_t> accStrides;
+  int64_t reducedCount = 0;
+  if (!getReductionLayout(context, kernel, *x, axes, num_axes, *out, accStrides,
+                          reducedCount))
+    return LETHE_RT_ERROR;
   if (kind == LETHE_RT_REDUCE_MEAN && !isFloat(x->dtype) && reducedCount == 0 &&
       numElements(*out) > 0)
     return fail(context, kernel, "the %s mean of no elements is undefined",
                 dtypeName(x->dtype));
 
-  // Strides of the accumulator (laid out like out) over x's dims: 0 along
-  // reduced dims.
-  std::vector<int64_t> accStrides(rank, 0);
-  int64_t stride = 1;
-  for (int32_t dim = rank; dim-- > 0;) {
-    if (reduced[dim])
-      continue;
-    accStrides[dim] = stride;
-    stride *= x->shape[dim];
-  }
   dispatchAny(x->dtype, [&](auto tag) {
     using T = decltype(tag);
     if (kind == LETHE_RT_REDUCE_MAX) {
@@ -180,6 +201,47 @@ lethe_rt_reduce(lethe_rt_context *context, lethe_rt_reduce_kind kind,
       reduceSum<T>(*x, accStrides, reducedCount, kind == LETHE_RT_REDUCE_MEAN,
                    *out);
     }
+  });
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status
+lethe_rt_reduce_max_grad(lethe_rt_context *context, const lethe_rt_tensor *dy,
+                         const lethe_rt_tensor *x, const lethe_rt_tensor *y,
+                         const int64_t *axes, int64_t num_axes,
+                         const lethe_rt_tensor *dx) {
+  const char *kernel = "lethe_rt_reduce_max_grad";
+  if (!checkFloatTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "y", y, x->dtype) ||
+      !checkDtype(context, kernel, "dy", dy, x->dtype) ||
+      !checkDtype(context, kernel, "dx", dx, x->dtype) ||
+      !checkSameShape(context, kernel, "y", *y, "dy", *dy) ||
+      !checkSameShape(context, kernel, "x", *x, "dx", *dx))
+    return LETHE_RT_ERROR;
+  std::vector<int64_t> accStrides;
+  int64_t reducedCount = 0;
+  if (!getReductionLayout(context, kernel, *x, axes, num_axes, *y, accStrides,
+                          reducedCount))
+    return LETHE_RT_ERROR;
+  // Each maximum of a group gets an equal share of its gradient (PyTorch's
+  // amax); NaN equals nothing, so a group whose maximum is NaN gets none.
+  dispatchFloat(x->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = ComputeType<T>;
+    std::vector<int64_t> ties(numElements(*y), 0);
+    forEachIndex(shapeOf(*x), {accStrides},
+                 [&](int64_t index, const int64_t *group) {
+                   ties[group[0]] +=
+                       load<T>(x->data, index) == load<T>(y->data, group[0]);
+                 });
+    forEachIndex(shapeOf(*x), {accStrides},
+                 [&](int64_t index, const int64_t *group) {
+                   C share = 0;
+                   if (load<T>(x->data, index) == load<T>(y->data, group[0]))
+                     share = load<T>(dy->data, group[0]) /
+                             static_cast<C>(ties[group[0]]);
+                   store<T>(dx->data, index, share);
+                 });
   });
   return LETHE_RT_OK;
 }

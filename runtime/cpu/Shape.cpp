@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuRuntime.h"
+#include "KernelUtils.h"
 
 #include <cmath>
 #include <cstring>
@@ -107,11 +108,15 @@ bool checkGather(lethe_rt_context *context, const char *kernel,
          static_cast<long long>(axis), data.rank);
     return false;
   }
-  if (out.rank != data.rank - 1 + indices.rank) {
-    fail(context, kernel,
-         "%s (%s) has the wrong rank for %s (%s) and indices (%s)", names.out,
-         shapeString(out).c_str(), names.data, shapeString(data).c_str(),
-         shapeString(indices).c_str());
+  // out is data.shape[:axis] + indices.shape + data.shape[axis+1:].
+  std::vector<int64_t> expected(data.shape, data.shape + axis);
+  expected.insert(expected.end(), indices.shape, indices.shape + indices.rank);
+  expected.insert(expected.end(), data.shape + axis + 1,
+                  data.shape + data.rank);
+  if (shapeOf(out) != expected) {
+    fail(context, kernel, "%s (%s) must be %s for %s (%s), indices (%s)",
+         names.out, shapeString(out).c_str(), shapeText(expected).c_str(),
+         names.data, shapeString(data).c_str(), shapeString(indices).c_str());
     return false;
   }
   return true;
@@ -321,6 +326,8 @@ extern "C" lethe_rt_status lethe_rt_slice_grad(lethe_rt_context *context,
   if (!getSliceGeometry(context, kernel, "dx", *dx, *dy, starts, steps, base,
                         strides))
     return LETHE_RT_ERROR;
+  if (overlaps(*dx, *dy))
+    return fail(context, kernel, "dx overlaps dy");
   size_t size = lethe_rt_dtype_size(dx->dtype);
   std::memset(dx->data, 0, numElements(*dx) * size);
   const char *source = static_cast<const char *>(dy->data);

@@ -341,6 +341,17 @@ lethe_rt_status lethe_rt_reduce(lethe_rt_context *context,
                                 const lethe_rt_tensor *x, const int64_t *axes,
                                 int64_t num_axes, const lethe_rt_tensor *out);
 
+/* The input gradient of lethe_rt_reduce with LETHE_RT_REDUCE_MAX (float
+ * dtypes): the maxima of each reduced group (x equal to y, the forward's
+ * result) share its gradient dy equally, the other elements get 0. y and dy
+ * have out's shape (with or without the reduced dims). */
+lethe_rt_status lethe_rt_reduce_max_grad(lethe_rt_context *context,
+                                         const lethe_rt_tensor *dy,
+                                         const lethe_rt_tensor *x,
+                                         const lethe_rt_tensor *y,
+                                         const int64_t *axes, int64_t num_axes,
+                                         const lethe_rt_tensor *dx);
+
 /*===----------------------------------------------------------------------===*
  * Data movement
  *===----------------------------------------------------------------------===*/

@@ -183,7 +183,7 @@ static std::optional<int64_t> getClassCount(BlockArgument argument) {
     else if (isa<NllGradOp>(user) && operand == 1)
       scores = user->getResult(0).getType();
     if (auto type = dyn_cast_if_present<RankedTensorType>(scores))
-      if (type.getRank() >= 2 && !type.isDynamicDim(1))
+      if (type.getRank() >= 2 && type.getDimSize(1) > 0)
         return type.getDimSize(1);
   }
   return std::nullopt;

@@ -82,6 +82,23 @@ TEST_F(LayerGradientTest, ClipGradPassesAtTheBoundsAndNotNaN) {
   EXPECT_EQ(dx.values(), (std::vector<double>{1, 2, 3, 0, 0}));
 }
 
+TEST_F(LayerGradientTest, ReduceMaxGradSharesAmongTies) {
+  // Rows [1 3 3] and [2 0 1]: the first has two maxima.
+  TypedTensor x({2, 3}, LETHE_RT_F32, {1, 3, 3, 2, 0, 1});
+  TypedTensor y({2}, LETHE_RT_F32, {3, 2}), dy({2}, LETHE_RT_F32, {4, 5});
+  TypedTensor dx({2, 3}, LETHE_RT_F32);
+  lethe_rt_tensor xv = x.view(), yv = y.view(), dyv = dy.view(),
+                  dxv = dx.view();
+  const int64_t axis[] = {1};
+  ASSERT_EQ(lethe_rt_reduce_max_grad(context, &dyv, &xv, &yv, axis, 1, &dxv),
+            LETHE_RT_OK);
+  EXPECT_EQ(dx.values(), (std::vector<double>{0, 2, 2, 5, 0, 0}));
+  const int64_t bad[] = {2};
+  expectError(context,
+              lethe_rt_reduce_max_grad(context, &dyv, &xv, &yv, bad, 1, &dxv),
+              "lethe_rt_reduce_max_grad: axis 2 is out of range for x (2x3)");
+}
+
 TEST_F(LayerGradientTest, SliceGradScattersIntoZeros) {
   TypedTensor dy({2}, LETHE_RT_F64, {7, 9});
   TypedTensor dx({5}, LETHE_RT_F64);
@@ -163,6 +180,12 @@ TEST_F(LayerGradientTest, RejectBadArguments) {
   expectError(context, lethe_rt_gather_grad(context, &rv, &idv, 0, &tv),
               "lethe_rt_gather_grad: index 7 (element 1) is out of range for "
               "a dimension of 5");
+  TypedTensor narrow({3, 2}, LETHE_RT_F32), wide({5, 4}, LETHE_RT_F32),
+      three({3}, LETHE_RT_I64, {0, 1, 2});
+  lethe_rt_tensor nv = narrow.view(), wv = wide.view(), threev = three.view();
+  expectError(context, lethe_rt_gather_grad(context, &nv, &threev, 0, &wv),
+              "lethe_rt_gather_grad: dy (3x2) must be 3x4 for dx (5x4), "
+              "indices (3)");
   const int64_t start[] = {4}, step[] = {1};
   expectError(context, lethe_rt_slice_grad(context, &v2v, start, step, &v5v),
               "lethe_rt_slice_grad: dim 0: 2 elements from 4 in steps of 1 "

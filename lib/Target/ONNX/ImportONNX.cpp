@@ -91,7 +91,10 @@ public:
                                         bool asResource);
 
 private:
-  LogicalResult importOpsets(const onnx::ModelProto &model);
+  /// Reads the model's opset imports and checks them against the nodes of
+  /// `graph` (the model's, or its training graph).
+  LogicalResult importOpsets(const onnx::ModelProto &model,
+                             const onnx::GraphProto &graph);
   LogicalResult importGraph(const onnx::GraphProto &graph);
   /// Creates the function `name` at the end of `module` and imports `graph`
   /// into it.
@@ -145,6 +148,9 @@ private:
   /// are arguments whatever their type, and not marked trainable (the step
   /// updates them itself).
   llvm::StringMap<std::string> updateBinding;
+  /// Initializers that become arguments whatever their type or rank: those
+  /// update_binding updates and those a Gradient differentiates.
+  llvm::StringSet<> forcedParameters;
   /// The output of a training step that is its loss (marked lethe.loss):
   /// the tensor its first Gradient differentiates.
   std::string lossName;
@@ -184,20 +190,21 @@ getDomainHandlers(const onnx::NodeProto &node) {
   return nullptr;
 }
 
-LogicalResult Importer::importOpsets(const onnx::ModelProto &model) {
+LogicalResult Importer::importOpsets(const onnx::ModelProto &model,
+                                     const onnx::GraphProto &graph) {
   for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
       defaultOpset = opset.version();
     else if (opset.domain() == kTrainingDomain)
       trainingOpset = opset.version();
   }
-  if (llvm::any_of(model.graph().node(), isTrainingDomain) &&
+  if (llvm::any_of(graph.node(), isTrainingDomain) &&
       trainingOpset != kTrainingDomainVersion)
     return emitError() << "the model uses version " << trainingOpset
                        << " of the domain " << kTrainingDomain
                        << " (opset_import); Lethe supports version "
                        << kTrainingDomainVersion;
-  bool usesDefaultDomain = llvm::any_of(model.graph().node(), isDefaultDomain);
+  bool usesDefaultDomain = llvm::any_of(graph.node(), isDefaultDomain);
   if (!usesDefaultDomain)
     return success();
   if (defaultOpset == 0)
@@ -217,7 +224,7 @@ LogicalResult Importer::importOpsets(const onnx::ModelProto &model) {
   // changed in between: ONNX's schemas say which version of each op is in
   // force at either opset. (Ops that ONNX does not know are left to the node
   // importers, which report them as unsupported.)
-  for (const onnx::NodeProto &node : model.graph().node()) {
+  for (const onnx::NodeProto &node : graph.node()) {
     if (!isDefaultDomain(node))
       continue;
     int64_t version = getOperatorVersion(node.op_type(), defaultOpset);
@@ -242,7 +249,7 @@ OwningOpRef<ModuleOp> Importer::importModel(const onnx::ModelProto &model) {
                    "or it is truncated";
     return nullptr;
   }
-  if (failed(importOpsets(model)))
+  if (failed(importOpsets(model, model.graph())))
     return nullptr;
 
   OwningOpRef<ModuleOp> module =
@@ -281,8 +288,6 @@ LogicalResult Importer::importTrainingStep(const onnx::ModelProto &model,
                           "initializers";
   if (!info.has_algorithm())
     return emitError() << "training_info has no algorithm graph";
-  if (failed(importOpsets(model)))
-    return failure();
   // ONNX's training graph: the inference graph's inputs, initializers,
   // nodes and outputs, then the algorithm's.
   onnx::GraphProto combined = model.graph();
@@ -291,6 +296,8 @@ LogicalResult Importer::importTrainingStep(const onnx::ModelProto &model,
   combined.mutable_initializer()->MergeFrom(algorithm.initializer());
   combined.mutable_node()->MergeFrom(algorithm.node());
   combined.mutable_output()->MergeFrom(algorithm.output());
+  if (failed(importOpsets(model, combined)))
+    return failure();
   llvm::StringSet<> initializers, outputs;
   for (const onnx::TensorProto &tensor : combined.initializer())
     initializers.insert(tensor.name());
@@ -304,11 +311,12 @@ LogicalResult Importer::importTrainingStep(const onnx::ModelProto &model,
     if (!outputs.contains(binding.value()))
       return emitError() << "training_info's update_binding binds '"
                          << binding.key() << "' to '" << binding.value()
-                         << "', which is not an output of the algorithm";
+                         << "', which is not an output of the training graph";
     if (!updateBinding.try_emplace(binding.value(), binding.key()).second)
       return emitError() << "training_info's update_binding binds '"
                          << binding.value() << "' twice";
     nonTrainable.insert(binding.key());
+    forcedParameters.insert(binding.key());
   }
   for (const onnx::NodeProto &node : algorithm.node())
     if (isTrainingDomain(node) && node.op_type() == "Gradient") {
@@ -501,17 +509,23 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph) {
   for (const onnx::ValueInfoProto &output : graph.output())
     usedNames.insert(output.name());
 
+  // What a Gradient differentiates must be an argument, or folding would
+  // cut it from y.
+  for (const onnx::NodeProto &node : graph.node())
+    if (isTrainingDomain(node) && node.op_type() == "Gradient")
+      for (const onnx::AttributeProto &attribute : node.attribute())
+        if (attribute.name() == "xs")
+          for (const std::string &name : attribute.strings())
+            forcedParameters.insert(name);
+
   // Initializers: floating-point tensors of rank 1 or more are trainable
   // parameters (arguments, added on first use); the rest are constants.
   llvm::StringSet<> initializerNames;
   for (const onnx::TensorProto &tensor : graph.initializer()) {
     initializerNames.insert(tensor.name());
     Type elementType = getElementTypeOfONNX(tensor.data_type(), context);
-    bool isUpdated = llvm::any_of(updateBinding, [&](const auto &entry) {
-      return entry.getValue() == tensor.name();
-    });
     bool isParameter =
-        isUpdated ||
+        forcedParameters.contains(tensor.name()) ||
         (elementType && isa<FloatType>(elementType) && tensor.dims_size() > 0);
     FailureOr<ElementsAttr> value = convertTensor(tensor, isParameter);
     if (failed(value))
@@ -580,9 +594,12 @@ LogicalResult Importer::importGraph(const onnx::GraphProto &graph) {
       if (failed(target))
         return emitError() << "update_binding names '" << bound->getValue()
                            << "', which is not an initializer";
+      auto argument = dyn_cast<BlockArgument>(*target);
+      if (!argument)
+        return emitError() << "update_binding updates '" << bound->getValue()
+                           << "', which a node of the graph redefines";
       attributes.set("lethe.updates",
-                     builder.getI64IntegerAttr(
-                         cast<BlockArgument>(*target).getArgNumber()));
+                     builder.getI64IntegerAttr(argument.getArgNumber()));
     }
     resultAttributes.push_back(attributes.getDictionary(context));
   }

@@ -1399,3 +1399,11 @@ func.func @clip_grad_reversed(%dy: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4
   %0 = lethe.clip_grad %dy, %x {min = 6.0 : f64, max = 0.0 : f64} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @reduce_max_grad_output(%dy: tensor<4xf32>, %x: tensor<4x8xf32>, %y: tensor<4x1xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'lethe.reduce_max_grad' op output has type 'tensor<4x1xf32>', expected the reduction's 'tensor<4xf32>'}}
+  %0 = lethe.reduce_max_grad %dy, %x, %y {axes = array<i64: 1>, keepdims = false} : (tensor<4xf32>, tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

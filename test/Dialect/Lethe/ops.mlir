@@ -520,3 +520,10 @@ func.func @clip_gradient(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> (tensor<4
   %1 = lethe.clip_grad %dy, %x : tensor<4x8xf32>
   return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func.func @reduce_max_gradient
+func.func @reduce_max_gradient(%dy: tensor<4xf32>, %x: tensor<4x8xf32>, %y: tensor<4xf32>) -> tensor<4x8xf32> {
+  // CHECK: lethe.reduce_max_grad %{{.*}}, %{{.*}}, %{{.*}} {axes = array<i64: 1>, keepdims = false} : (tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xf32>
+  %0 = lethe.reduce_max_grad %dy, %x, %y {axes = array<i64: 1>, keepdims = false} : (tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

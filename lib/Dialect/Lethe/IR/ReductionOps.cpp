@@ -22,7 +22,8 @@ LogicalResult lethe::inferReductionType(std::optional<Location> location,
   int64_t rank = input.getRank();
   SmallVector<bool> reduced(rank, axes.empty());
   for (int64_t axis : axes) {
-    FailureOr<int64_t> dim = normalizeAxis(location, opName, "axis", axis, rank);
+    FailureOr<int64_t> dim =
+        normalizeAxis(location, opName, "axis", axis, rank);
     if (failed(dim))
       return failure();
     if (reduced[*dim])
@@ -53,4 +54,24 @@ SmallVector<int64_t> lethe::getReducedDims(int64_t rank,
     dims.push_back(axis < 0 ? axis + rank : axis);
   llvm::sort(dims);
   return dims;
+}
+
+LogicalResult ReduceMaxGradOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  Type input = adaptor.getInput().getType();
+  SmallVector<Type> reduced;
+  if (failed(inferReductionType(location, getOperationName(), input,
+                                adaptor.getAxes(), adaptor.getKeepdims(),
+                                reduced)))
+    return failure();
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"output", adaptor.getOutput()},
+        {"output_grad", adaptor.getOutputGrad()}})
+    if (value.getType() != reduced.front())
+      return emitInferenceError(location, getOperationName(), name,
+                                " has type ", value.getType(),
+                                ", expected the reduction's ", reduced.front());
+  types.push_back(input);
+  return success();
 }

@@ -371,9 +371,15 @@ LogicalResult shapeRule(RuleContext &c) {
   return success();
 }
 
-/// The rule of reduce_sum and reduce_mean.
+/// The rule of reduce_sum, reduce_mean and reduce_max.
 LogicalResult reduceRule(RuleContext &c) {
   GradientBuilder &g = c.g;
+  if (auto max = dyn_cast<ReduceMaxOp>(c.op)) {
+    c.set(0, ReduceMaxGradOp::create(g.builder, g.loc, c.grad(), max.getInput(),
+                                     max.getOutput(), max.getAxesAttr(),
+                                     max.getKeepdimsAttr()));
+    return success();
+  }
   auto inputType = GradientBuilder::typeOf(c.operand(0));
   SmallVector<int64_t> reduced;
   if (auto sum = dyn_cast<ReduceSumOp>(c.op))
@@ -520,6 +526,16 @@ LogicalResult convolutionRule(RuleContext &c) {
     return success();
   }
   auto conv = cast<ConvTransposeOp>(c.op);
+  // An output_padding of a stride or more (allowed when the dilation is
+  // larger) adds positions no convolution of the output would give back.
+  for (auto [padding, stride] :
+       llvm::zip(conv.getOutputPadding(), conv.getStrides()))
+    if (padding >= stride)
+      return emitError(conv.getLoc(),
+                       "lethe-autodiff: the gradient of a conv_transpose "
+                       "whose output_padding (")
+             << padding << ") is not smaller than its stride (" << stride
+             << ") is not implemented";
   if (c.wants(0))
     c.set(0, ConvOp::create(b, g.loc, dy, conv.getWeight(), /*bias=*/Value(),
                             conv.getStridesAttr(), conv.getPadsAttr(),
@@ -555,9 +571,9 @@ LogicalResult poolingRule(RuleContext &c) {
                 pool.getCeilModeAttr(), pool.getCountIncludePadAttr());
           })
           .Case([&](GlobalAvgPoolOp) -> Value {
-            int64_t plane = inputType.getNumElements() /
-                            (inputType.getDimSize(0) * inputType.getDimSize(1));
-            return g.broadcastTo(g.scale(dy, 1.0 / static_cast<double>(plane)),
+            int64_t planes = inputType.getDimSize(0) * inputType.getDimSize(1);
+            int64_t plane = planes ? inputType.getNumElements() / planes : 0;
+            return g.broadcastTo(g.scale(dy, plane ? 1.0 / plane : 0.0),
                                  GradientBuilder::typeOf(dy).getShape(),
                                  inputType);
           });
@@ -743,7 +759,7 @@ LogicalResult buildGradient(RuleContext &c) {
   if (isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ExpandOp>(
           op))
     return shapeRule(c);
-  if (isa<ReduceSumOp, ReduceMeanOp>(op))
+  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
     return reduceRule(c);
   if (isa<SoftmaxOp, LogSoftmaxOp>(op))
     return softmaxRule(c);
@@ -859,14 +875,14 @@ FailureOr<SmallVector<Value>> lethe::buildGradients(OpBuilder &builder, Value y,
   grads[y] = GradientBuilder(builder, y.getLoc())
                  .splat(GradientBuilder::typeOf(y), 1.0);
   for (Operation *op : llvm::reverse(forward)) {
-    if (!llvm::any_of(op->getResults(), active) ||
-        llvm::any_of(op->getResults(),
-                     [&](Value v) { return independent.contains(v); }))
+    if (!llvm::any_of(op->getResults(), active))
       continue;
     SmallVector<Value> resultGrads;
     bool anyGrad = false;
     for (Value result : op->getResults()) {
-      resultGrads.push_back(grads.lookup(result));
+      // An independent x's gradient does not flow on to what computed it.
+      resultGrads.push_back(
+          independent.contains(result) ? Value() : grads.lookup(result));
       anyGrad |= static_cast<bool>(resultGrads.back());
     }
     if (!anyGrad)
@@ -970,14 +986,17 @@ LogicalResult AutodiffPass::run() {
            << func.getSymName();
 
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
-  Value loss = returnOp.getOperand(0);
+  Type lossType = returnOp.getOperand(0).getType();
+  if (!isFloatTensor(returnOp.getOperand(0)) ||
+      cast<RankedTensorType>(lossType).getNumElements() != 1)
+    return emitError(func.getLoc(), "lethe-autodiff: the loss is ")
+           << lossType << ", not one floating-point element";
   SmallVector<StateUpdate> stateUpdates;
   if (training)
     stateUpdates = enterTrainingMode(func);
-  if (!isFloatTensor(loss) ||
-      cast<RankedTensorType>(loss.getType()).getNumElements() != 1)
-    return emitError(func.getLoc(), "lethe-autodiff: the loss is ")
-           << loss.getType() << ", not one floating-point element";
+  // Read after the training mode, which replaces ops (the loss among them,
+  // when a batch_norm computes it).
+  Value loss = returnOp.getOperand(0);
 
   OpBuilder builder(returnOp);
   SmallVector<Value> wrtValues;

@@ -19,7 +19,9 @@
 // WRITTEN-LABEL: func.func @train_step
 // WRITTEN-SAME: %{{[a-z0-9]+}}: tensor<3xf32> {lethe.name = "bn.var", lethe.parameter})
 // WRITTEN-SAME: -> (tensor<f32> {lethe.loss}, tensor<3xf32> {lethe.gradient_of = 1 : i64, lethe.name = "bn.scale.grad"}, tensor<3xf32> {lethe.gradient_of = 2 : i64, lethe.name = "bn.bias.grad"})
+// WRITTEN-NOT: lethe.batch_norm_train
 // WRITTEN: lethe.batch_norm %
+// WRITTEN-NOT: lethe.batch_norm_train
 // WRITTEN: lethe.dropout %{{[^,]*}} {seed
 // WRITTEN-NOT: lethe.batch_norm_train
 func.func @main(%x: tensor<2x3x4xf32> {lethe.name = "x"}, %scale: tensor<3xf32> {lethe.name = "bn.scale", lethe.parameter, lethe.trainable}, %bias: tensor<3xf32> {lethe.name = "bn.bias", lethe.parameter, lethe.trainable}, %mean: tensor<3xf32> {lethe.name = "bn.mean", lethe.parameter}, %var: tensor<3xf32> {lethe.name = "bn.var", lethe.parameter}) -> (tensor<f32> {lethe.loss}) {

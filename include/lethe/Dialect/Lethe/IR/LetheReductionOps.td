@@ -91,4 +91,38 @@ def Lethe_ReduceMaxOp
   }];
 }
 
+def Lethe_ReduceMaxGradOp : Lethe_InferredOp<"reduce_max_grad"> {
+  let summary = "gradient of reduce_max";
+  let description = [{
+    The input gradient of `reduce_max` with these `axes` and `keepdims`,
+    from its output gradient `output_grad`, its `input` and its `output`:
+    the elements of each reduced group equal to its maximum share the
+    group's gradient equally (as PyTorch's `amax`), the others get 0. The
+    result has the input's type.
+
+    ```mlir
+    %dx = lethe.reduce_max_grad %dy, %x, %y {axes = array<i64: 1>, keepdims = false} : (tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Lethe_FloatTensor:$output_grad, Lethe_FloatTensor:$input,
+                       Lethe_FloatTensor:$output,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
+                       DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs Lethe_FloatTensor:$input_grad);
+  let extraClassDeclaration = [{
+    /// As reduce_max's.
+    ::llvm::SmallVector<int64_t> getReducedDims();
+  }];
+  let extraClassDefinition = [{
+    ::llvm::SmallVector<int64_t> $cppClass::getReducedDims() {
+      return ::mlir::lethe::getReducedDims(getInput().getType().getRank(),
+                                           getAxes());
+    }
+    int64_t $cppClass::getFlops() {
+      // Two comparisons and a division per input element.
+      return 3 * ::mlir::lethe::getNumElements(getInput().getType());
+    }
+  }];
+}
+
 #endif // LETHE_DIALECT_LETHE_IR_LETHEREDUCTIONOPS_TD
