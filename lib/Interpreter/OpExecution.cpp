@@ -330,6 +330,13 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
             execution.in(3), execution.in(4), axis, execution.out(0),
             execution.out(1), execution.out(2)));
       })
+      .Case<SoftmaxGradOp, LogSoftmaxGradOp>([&](auto grad) {
+        int64_t axis = normalize(grad.getAxis(), execution.in(0)->rank);
+        bool log = isa<LogSoftmaxGradOp>(grad.getOperation());
+        return execution.check(lethe_rt_softmax_grad(context, execution.in(0),
+                                                     execution.in(1), axis, log,
+                                                     execution.out()));
+      })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
         int64_t axis = normalize(softmax.getAxis(), execution.in(0)->rank);
         bool log = isa<LogSoftmaxOp>(softmax.getOperation());

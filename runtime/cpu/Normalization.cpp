@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // lethe_rt_batch_norm (inference), lethe_rt_batch_norm_train,
-// lethe_rt_layer_norm and lethe_rt_softmax (and log-softmax).
+// lethe_rt_layer_norm and lethe_rt_softmax (and log-softmax), and their
+// gradients.
 //
 // Statistics (means, variances, softmax denominators) accumulate in f64 in
 // a fixed sequential order; variances take two passes (the mean, then the
@@ -578,5 +579,49 @@ extern "C" lethe_rt_status lethe_rt_layer_norm_grad(
   });
   writeDoubles(scaleGrad, *dscale);
   writeDoubles(biasGrad, *dbias);
+  return LETHE_RT_OK;
+}
+
+extern "C" lethe_rt_status lethe_rt_softmax_grad(lethe_rt_context *context,
+                                                 const lethe_rt_tensor *dy,
+                                                 const lethe_rt_tensor *y,
+                                                 int64_t axis, int log,
+                                                 const lethe_rt_tensor *dx) {
+  const char *kernel = "lethe_rt_softmax_grad";
+  if (!checkFloatTensor(context, kernel, "y", y) ||
+      !checkDtype(context, kernel, "dy", dy, y->dtype) ||
+      !checkDtype(context, kernel, "dx", dx, y->dtype) ||
+      !checkSameShape(context, kernel, "y", *y, "dy", *dy) ||
+      !checkSameShape(context, kernel, "y", *y, "dx", *dx))
+    return LETHE_RT_ERROR;
+  if (axis < 0 || axis >= y->rank)
+    return fail(context, kernel, "axis %lld is out of range for y (%s)",
+                static_cast<long long>(axis), shapeString(*y).c_str());
+  int64_t outer = 1, inner = 1, length = y->shape[axis];
+  for (int64_t dim = 0; dim < axis; ++dim)
+    outer *= y->shape[dim];
+  for (int64_t dim = axis + 1; dim < y->rank; ++dim)
+    inner *= y->shape[dim];
+  // Per row along the axis, in f64: softmax dx = y (dy - sum(dy y));
+  // log-softmax dx = dy - exp(y) sum(dy).
+  dispatchFloat(y->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t base = o * length * inner + i;
+        double sum = 0;
+        for (int64_t k = 0; k < length; ++k) {
+          double g = load<T>(dy->data, base + k * inner);
+          sum +=
+              log ? g
+                  : g * static_cast<double>(load<T>(y->data, base + k * inner));
+        }
+        for (int64_t k = 0; k < length; ++k) {
+          int64_t at = base + k * inner;
+          double g = load<T>(dy->data, at), v = load<T>(y->data, at);
+          store<T>(dx->data, at, log ? g - std::exp(v) * sum : v * (g - sum));
+        }
+      }
+  });
   return LETHE_RT_OK;
 }

@@ -312,6 +312,14 @@ lethe_rt_status lethe_rt_softmax(lethe_rt_context *context,
                                  const lethe_rt_tensor *x, int64_t axis,
                                  int log, const lethe_rt_tensor *out);
 
+/* The input gradient of lethe_rt_softmax (log_softmax when `log` is
+ * non-zero) along `axis` (>= 0), from dy and the forward's output y:
+ * y (dy - sum(dy y)), or dy - exp(y) sum(dy), summed along the axis in f64. */
+lethe_rt_status lethe_rt_softmax_grad(lethe_rt_context *context,
+                                      const lethe_rt_tensor *dy,
+                                      const lethe_rt_tensor *y, int64_t axis,
+                                      int log, const lethe_rt_tensor *dx);
+
 /* Dropout. In training, element i is kept with probability 1 - ratio,
  * decided by a counter-based generator keyed by (seed, step, i), and scaled
  * by 1 / (1 - ratio); the same arguments give the same mask on any backend,

@@ -134,7 +134,15 @@ TEST_F(LayerGradientTest, LowPrecisionMatchesF64) {
       EXPECT_EQ(lethe_rt_batch_norm_grad(context, &dynv, &xv, &sv, &mv, &iv,
                                          &dxv, &dsv, &dbv),
                 LETHE_RT_OK);
+      TypedTensor probabilities = randomTensor({3, 5}, as, 7, 0, 1);
+      TypedTensor dsm = randomTensor({3, 5}, as, 8), dsx({3, 5}, as);
+      lethe_rt_tensor pv = probabilities.view(), dsmv = dsm.view(),
+                      dsxv = dsx.view();
+      EXPECT_EQ(lethe_rt_softmax_grad(context, &dsmv, &pv, 1, 0, &dsxv),
+                LETHE_RT_OK);
       std::vector<double> all = dw.values();
+      for (double v : dsx.values())
+        all.push_back(v);
       for (const TypedTensor *t : {&dx, &ds, &db})
         for (double v : t->values())
           all.push_back(v);
@@ -195,6 +203,8 @@ TEST_F(LayerGradientTest, RejectBadArguments) {
               "[1, -1]");
   expectError(context, lethe_rt_clip_grad(context, &v5v, &v2v, 0, 1, &v5v),
               "lethe_rt_clip_grad: dy (5) and x (2) must have the same shape");
+  expectError(context, lethe_rt_softmax_grad(context, &rv, &rv, 2, 0, &rv),
+              "lethe_rt_softmax_grad: axis 2 is out of range for y (2x3)");
   const double scales[] = {2.0};
   expectError(context,
               lethe_rt_resize_grad(context, &v5v, scales, nullptr, &v2v),

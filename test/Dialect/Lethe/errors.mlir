@@ -1407,3 +1407,11 @@ func.func @reduce_max_grad_output(%dy: tensor<4xf32>, %x: tensor<4x8xf32>, %y: t
   %0 = lethe.reduce_max_grad %dy, %x, %y {axes = array<i64: 1>, keepdims = false} : (tensor<4xf32>, tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @softmax_grad_axis(%dy: tensor<8x10xf32>, %y: tensor<8x10xf32>) -> tensor<8x10xf32> {
+  // expected-error @+1 {{'lethe.softmax_grad' op axis 2 is out of range for rank 2}}
+  %0 = lethe.softmax_grad %dy, %y {axis = 2 : i64} : tensor<8x10xf32>
+  return %0 : tensor<8x10xf32>
+}

@@ -527,3 +527,12 @@ func.func @reduce_max_gradient(%dy: tensor<4xf32>, %x: tensor<4x8xf32>, %y: tens
   %0 = lethe.reduce_max_grad %dy, %x, %y {axes = array<i64: 1>, keepdims = false} : (tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func.func @softmax_gradients
+func.func @softmax_gradients(%dy: tensor<8x10xf32>, %y: tensor<8x10xf32>) -> (tensor<8x10xf32>, tensor<8x10xf32>) {
+  // CHECK: lethe.softmax_grad %{{.*}}, %{{.*}} {axis = 1 : i64} : tensor<8x10xf32>
+  %0 = lethe.softmax_grad %dy, %y {axis = 1 : i64} : tensor<8x10xf32>
+  // CHECK: lethe.log_softmax_grad %{{.*}}, %{{.*}} : tensor<8x10xf32>
+  %1 = lethe.log_softmax_grad %dy, %y : tensor<8x10xf32>
+  return %0, %1 : tensor<8x10xf32>, tensor<8x10xf32>
+}

@@ -118,7 +118,8 @@ public:
   /// The gradient of log_softmax's input from that of its output `y`
   /// along `axis`: dy - exp(y) sum(dy).
   Value logSoftmaxGrad(Value dy, Value y, int64_t axis) {
-    return sub(dy, mul(exp(y), reduceSum(dy, {axis})));
+    return LogSoftmaxGradOp::create(builder, loc, dy, y,
+                                    builder.getI64IntegerAttr(axis));
   }
 
   /// `grad` of a reduced value broadcast back to `type` (the reduction's
@@ -399,15 +400,13 @@ LogicalResult reduceRule(RuleContext &c) {
   return success();
 }
 
-/// The rule of softmax and log_softmax along their axis (reduce_sum takes
-/// it negative as well).
+/// The rule of softmax and log_softmax along their axis.
 LogicalResult softmaxRule(RuleContext &c) {
   GradientBuilder &g = c.g;
   Value dy = c.grad(), y = c.result();
   if (auto softmax = dyn_cast<SoftmaxOp>(c.op)) {
-    // y (dy - sum(dy y))
-    Value dot = g.reduceSum(g.mul(dy, y), {softmax.getAxisAttr().getInt()});
-    c.set(0, g.mul(y, g.sub(dy, dot)));
+    c.set(0, SoftmaxGradOp::create(g.builder, g.loc, dy, y,
+                                   softmax.getAxisAttr()));
     return success();
   }
   c.set(0, g.logSoftmaxGrad(dy, y,

@@ -6,7 +6,8 @@
 //
 // Lethe's normalization, softmax and dropout (batch_norm, layer_norm,
 // softmax, log_softmax, dropout), and the gradients of the normalizations
-// (batch_norm_grad, layer_norm_grad).
+// (batch_norm_grad, layer_norm_grad) and of the softmaxes (softmax_grad,
+// log_softmax_grad).
 //
 //===----------------------------------------------------------------------===//
 
@@ -178,6 +179,56 @@ def Lethe_LogSoftmaxOp : Lethe_SoftmaxLikeOp<"log_softmax", 8> {
   let description = [{
     `y = x - log(sum(exp(x)))` along `axis` (default -1), computed stably
     (ONNX `LogSoftmax`, opset 13).
+  }];
+}
+
+/// The gradients of softmax and log-softmax along their axis, from the
+/// output gradient and the forward's output.
+class Lethe_SoftmaxGradLikeOp<string mnemonic>
+    : Lethe_Op<mnemonic, [SameOperandsAndResultType]> {
+  let arguments = (ins Lethe_FloatTensor:$grad, Lethe_FloatTensor:$output,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Lethe_FloatTensor:$input_grad);
+  let assemblyFormat = "$grad `,` $output attr-dict `:` type($grad)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    int64_t $cppClass::getFlops() {
+      // A product and a sum, then a multiply-add, per element.
+      return 4 * ::mlir::lethe::getNumElements(getType());
+    }
+    ::llvm::LogicalResult $cppClass::verify() {
+      int64_t rank = getType().getRank();
+      int64_t axis = static_cast<int64_t>(getAxis());
+      if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+        return emitOpError("axis ") << axis << " is out of range for rank "
+                                    << rank;
+      return ::mlir::success();
+    }
+  }];
+}
+
+def Lethe_SoftmaxGradOp : Lethe_SoftmaxGradLikeOp<"softmax_grad"> {
+  let summary = "gradient of softmax";
+  let description = [{
+    `input_grad = output * (grad - sum(grad * output))` along `axis`, from
+    softmax's `output`: one op where the composition would hold three
+    temporaries.
+
+    ```mlir
+    %dx = lethe.softmax_grad %dy, %y {axis = 1 : i64} : tensor<8x10xf32>
+    ```
+  }];
+}
+
+def Lethe_LogSoftmaxGradOp : Lethe_SoftmaxGradLikeOp<"log_softmax_grad"> {
+  let summary = "gradient of log_softmax";
+  let description = [{
+    `input_grad = grad - exp(output) * sum(grad)` along `axis`, from
+    log_softmax's `output`.
+
+    ```mlir
+    %dx = lethe.log_softmax_grad %dy, %y {axis = 1 : i64} : tensor<8x10xf32>
+    ```
   }];
 }
 
