@@ -22,6 +22,8 @@ packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   # ONNX import: ONNX 1.12 and protobuf.
   libonnx-dev libprotobuf-dev protobuf-compiler
+  # Device profiles, plans and planning problems: JSON.
+  nlohmann-json3-dev
   # Tests: GoogleTest; lit and the Python helpers run on Debian's python3;
   # ONNX's conformance data.
   libgtest-dev python3 python3-onnx python3-numpy libonnx-testdata
