@@ -119,22 +119,28 @@ void im2col(const T *plane, int64_t channels, const Geometry &geometry,
     }
 }
 
-/// Checks the tensors shared by the kernels.
+/// The names a kernel gives the convolution's weight and output.
+struct ConvolutionNames {
+  const char *weight, *output;
+};
+
+/// Checks the tensors shared by the kernels; `names` are what the kernel
+/// calls w and out.
 bool checkOperands(lethe_rt_context *context, const char *kernel,
                    const lethe_rt_tensor *x, const lethe_rt_tensor *w,
                    const lethe_rt_tensor *bias, const lethe_rt_tensor *out,
-                   int64_t group) {
+                   int64_t group, ConvolutionNames names) {
   if (!checkFloatTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "w", w, x->dtype) ||
-      !checkDtype(context, kernel, "out", out, x->dtype) ||
+      !checkDtype(context, kernel, names.weight, w, x->dtype) ||
+      !checkDtype(context, kernel, names.output, out, x->dtype) ||
       (bias && !checkDtype(context, kernel, "bias", bias, x->dtype)))
     return false;
   if (x->rank < 3 || x->rank > 5 || w->rank != x->rank ||
       out->rank != x->rank || out->shape[0] != x->shape[0]) {
     fail(context, kernel,
-         "x (%s), w (%s) and out (%s) must be N, C and 1 to 3 spatial dims",
-         shapeString(*x).c_str(), shapeString(*w).c_str(),
-         shapeString(*out).c_str());
+         "x (%s), %s (%s) and %s (%s) must be N, C and 1 to 3 spatial dims",
+         shapeString(*x).c_str(), names.weight, shapeString(*w).c_str(),
+         names.output, shapeString(*out).c_str());
     return false;
   }
   if (group < 1) {
@@ -152,11 +158,6 @@ bool checkOperands(lethe_rt_context *context, const char *kernel,
   return true;
 }
 
-/// The names a kernel gives the convolution's weight and output.
-struct ConvolutionNames {
-  const char *weight, *output;
-};
-
 /// Checks a convolution of x with w (and bias) into out, as lethe_rt_conv
 /// computes it, and describes its geometry.
 bool checkConvolution(lethe_rt_context *context, const char *kernel,
@@ -165,8 +166,7 @@ bool checkConvolution(lethe_rt_context *context, const char *kernel,
                       const int64_t *strides, const int64_t *pads,
                       const int64_t *dilations, int64_t group,
                       ConvolutionNames names, Geometry &geometry) {
-  if (!checkOperands(context, kernel, x, w, bias, out, group) ||
-      !checkDtype(context, kernel, names.output, out, x->dtype))
+  if (!checkOperands(context, kernel, x, w, bias, out, group, names))
     return false;
   int64_t channels = x->shape[1], filters = w->shape[0];
   if (channels % group || filters % group || w->shape[1] * group != channels ||
@@ -256,7 +256,7 @@ lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
                         const int64_t *dilations, const int64_t *output_padding,
                         int64_t group, const lethe_rt_tensor *out) {
   const char *kernel = "lethe_rt_conv_transpose";
-  if (!checkOperands(context, kernel, x, w, bias, out, group))
+  if (!checkOperands(context, kernel, x, w, bias, out, group, {"w", "out"}))
     return LETHE_RT_ERROR;
   int64_t batch = x->shape[0], channels = x->shape[1], filters = out->shape[1];
   if (channels % group || w->shape[0] != channels ||

@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AutodiffTestUtils.h"
+
 #include "lethe/Dialect/Lethe/IR/LetheDialect.h"
 #include "lethe/Dialect/Lethe/Transforms/Passes.h"
 #include "lethe/Interpreter/Interpreter.h"
@@ -84,29 +86,7 @@ std::string moduleOf(const GradientCase &c) {
          ") -> (tensor<f64> {lethe.loss}) {\n" + c.body + "\n}\n";
 }
 
-class GradientCheck : public ::testing::TestWithParam<GradientCase> {
-protected:
-  GradientCheck() : context(makeRegistry()) {
-    context.loadAllAvailableDialects();
-  }
-
-  static DialectRegistry makeRegistry() {
-    DialectRegistry registry;
-    registry.insert<LetheDialect, func::FuncDialect>();
-    return registry;
-  }
-
-  /// The loss of `step` on `arguments` (copied).
-  double lossAt(func::FuncOp step, const std::vector<HostTensor> &arguments) {
-    FailureOr<std::vector<HostTensor>> results =
-        interpreter.run(step, arguments);
-    EXPECT_TRUE(succeeded(results));
-    return succeeded(results) ? (*results)[0].getAsDouble(0) : NAN;
-  }
-
-  MLIRContext context;
-  Interpreter interpreter;
-};
+using GradientCheck = TrainingStepTest<GradientCase>;
 
 TEST_P(GradientCheck, MatchesCentralDifferences) {
   const GradientCase &c = GetParam();

@@ -22,6 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AutodiffTestUtils.h"
+
 #include "lethe/Dialect/Lethe/IR/LetheDialect.h"
 #include "lethe/Dialect/Lethe/Transforms/Passes.h"
 #include "lethe/Interpreter/Interpreter.h"
@@ -55,28 +57,7 @@ struct ModelCase {
 
 void PrintTo(const ModelCase &c, std::ostream *os) { *os << c.name; }
 
-class ModelGradient : public ::testing::TestWithParam<ModelCase> {
-protected:
-  ModelGradient() : context(makeRegistry()) {
-    context.loadAllAvailableDialects();
-  }
-
-  static DialectRegistry makeRegistry() {
-    DialectRegistry registry;
-    registry.insert<LetheDialect, func::FuncDialect>();
-    return registry;
-  }
-
-  double lossAt(func::FuncOp step, const std::vector<HostTensor> &arguments) {
-    FailureOr<std::vector<HostTensor>> results =
-        interpreter.run(step, arguments);
-    EXPECT_TRUE(succeeded(results));
-    return succeeded(results) ? (*results)[0].getAsDouble(0) : NAN;
-  }
-
-  MLIRContext context;
-  Interpreter interpreter;
-};
+using ModelGradient = TrainingStepTest<ModelCase>;
 
 TEST_P(ModelGradient, MatchesCentralDifferences) {
   const ModelCase &c = GetParam();
