@@ -1,0 +1,93 @@
+//===- Strategies.h - Recompute and offload planners ------------*- C++ -*-===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The strategies that turn a planning problem into a plan (a schedule, see
+// Schedule.h) whose simulated peak is within the budget, and the driver that
+// runs one by name, checks its plan and, when no plan fits, finds the
+// smallest budget for which the strategy finds one.
+//
+// Every strategy is deterministic, keeps the unplanned order of the first
+// computation of every node, and never recomputes a node that is not
+// recomputable. They differ in what they may do and how hard they look:
+//
+//   none           keep everything (the baseline)
+//   sqrt           Chen et al. 2016: about sqrt(n) checkpoints on the chain
+//                  of blocks between articulation points; segments are
+//                  recomputed once
+//   chain          the optimal dynamic programme for heterogeneous chains
+//                  (Beaumont, Herrmann et al.) on the same chain of blocks
+//   chain-offload  the programme extended with offloading checkpoints
+//                  (POFO, Beaumont et al. 2021)
+//   milp           Checkmate (Jain et al. 2020) on the general graph, solved
+//                  with CBC under the time limit; reports its LP bound
+//   greedy         offline eviction in the spirit of DTR, offloading where the
+//                  copy hides under compute (as Capuchin does)
+//   auto           every strategy that fits the graph and the time limit; the
+//                  fastest plan wins
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LETHE_PLANNING_STRATEGIES_H
+#define LETHE_PLANNING_STRATEGIES_H
+
+#include "lethe/Planning/Schedule.h"
+
+#include <string>
+#include <vector>
+
+namespace lethe::planning {
+
+struct PlanOptions {
+  /// Wall-clock seconds a strategy may spend (the MILP stops at it with its
+  /// best plan; auto shares it among the strategies it runs).
+  double timeLimitSeconds = 60;
+};
+
+/// A strategy: fills `plan` with a schedule whose simulated peak is at most
+/// problem.budgetBytes and returns true, or returns false and sets `error`
+/// to one line. The driver checks the plan again.
+using StrategyFunction = bool (*)(const PlanningProblem &problem,
+                                  const PlanOptions &options, Plan &plan,
+                                  std::string &error);
+
+bool planNone(const PlanningProblem &, const PlanOptions &, Plan &,
+              std::string &);
+
+/// The strategy called `name`, or null.
+StrategyFunction lookupStrategy(const std::string &name);
+
+/// The names of every strategy, in the order of the table above.
+std::vector<std::string> getStrategyNames();
+
+/// What the driver returns.
+struct PlanResult {
+  Plan plan;
+  SimulationResult simulation;
+};
+
+/// Runs strategy `name` on `problem` and checks that its plan is valid and
+/// within the budget. When the strategy finds no plan, searches for the
+/// smallest budget for which it does and says it in `error` ("no plan fits
+/// ...; the smallest budget ... is N bytes"); `minimumBudget` is then set to
+/// it, or to -1 when even the unplanned peak fails.
+bool runStrategy(const std::string &name, const PlanningProblem &problem,
+                 const PlanOptions &options, PlanResult &result,
+                 std::string &error, int64_t *minimumBudget = nullptr);
+
+/// The smallest budget in [low, high] for which strategy `name` finds a
+/// plan, found by bisection (strategies are monotone in the budget), or -1
+/// when it finds none at `high`.
+int64_t findMinimumBudget(const std::string &name,
+                          const PlanningProblem &problem,
+                          const PlanOptions &options, int64_t low,
+                          int64_t high);
+
+/// Formats a byte count for messages: "1.50 GiB (1610612736 bytes)".
+std::string formatBytes(int64_t bytes);
+
+} // namespace lethe::planning
+
+#endif // LETHE_PLANNING_STRATEGIES_H

@@ -1,0 +1,78 @@
+//===- JsonUtils.cpp - Strict JSON reading for the planner ----------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "JsonUtils.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lethe::planning::json_utils {
+
+json parseDocument(std::string_view text) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error &parseError) {
+    // nlohmann's message: "[json.exception.parse_error.101] parse error at
+    // line 3, column 5: ..."; keep what follows the bracketed id.
+    std::string message = parseError.what();
+    size_t start = message.find("] ");
+    throw SchemaError("invalid JSON: " + (start == std::string::npos
+                                              ? message
+                                              : message.substr(start + 2)));
+  }
+}
+
+void checkKeys(const json &object, std::initializer_list<const char *> known,
+               const std::string &where) {
+  if (!object.is_object())
+    throw SchemaError(where + " must be a JSON object");
+  for (const auto &item : object.items())
+    if (std::none_of(known.begin(), known.end(),
+                     [&](const char *key) { return item.key() == key; }))
+      throw SchemaError("unknown field '" + item.key() + "' in " + where);
+}
+
+const json &getMember(const json &object, const char *key,
+                      const std::string &where) {
+  auto it = object.find(key);
+  if (it == object.end())
+    throw SchemaError(where + " has no '" + key + "'");
+  return *it;
+}
+
+int64_t getInteger(const json &value, const std::string &what, int64_t minimum,
+                   int64_t maximum) {
+  if (!value.is_number_integer())
+    throw SchemaError(what + " must be a whole number, got " + value.dump());
+  // Unsigned values above 2^63 do not fit; compare before converting.
+  if (value.is_number_unsigned() &&
+      value.get<uint64_t>() > static_cast<uint64_t>(maximum))
+    throw SchemaError(what + " must be at most " + std::to_string(maximum) +
+                      ", got " + value.dump());
+  int64_t number = value.get<int64_t>();
+  if (number < minimum || number > maximum)
+    throw SchemaError(what + " must be in [" + std::to_string(minimum) + ", " +
+                      std::to_string(maximum) + "], got " + value.dump());
+  return number;
+}
+
+double getNonNegative(const json &value, const std::string &what) {
+  if (!value.is_number())
+    throw SchemaError(what + " must be a number, got " + value.dump());
+  double number = value.get<double>();
+  if (!std::isfinite(number) || number < 0)
+    throw SchemaError(what + " must be finite and not negative, got " +
+                      value.dump());
+  return number;
+}
+
+std::string getString(const json &value, const std::string &what) {
+  if (!value.is_string())
+    throw SchemaError(what + " must be a string, got " + value.dump());
+  return value.get<std::string>();
+}
+
+} // namespace lethe::planning::json_utils

@@ -1,0 +1,345 @@
+//===- Schedule.cpp - Plans as schedules, and their simulation ------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Planning/Schedule.h"
+
+#include "JsonUtils.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <limits>
+
+using namespace lethe::planning;
+using namespace lethe::planning::json_utils;
+
+namespace {
+
+const char *const kStepNames[] = {"compute", "offload", "release", "prefetch"};
+
+/// One device copy of a value, from the step that makes it to the step that
+/// frees it.
+struct Version {
+  int value = 0;
+  int64_t allocStep = 0;
+  int64_t lastRead = -1;
+  bool offloaded = false;
+  bool released = false;
+  int64_t releaseStep = -1;
+  /// When its contents are on the device (prefetches arrive late).
+  double readyTime = 0;
+  /// When its offload finishes.
+  double offloadEnd = 0;
+};
+
+std::string describeValue(const TrainingGraph &graph, int value) {
+  return "value " + std::to_string(value) + " (" + graph.values[value].name +
+         ")";
+}
+
+/// A fingerprint of the graph's structure and sizes, so that a plan file is
+/// not applied to a different training step.
+uint64_t fingerprint(const TrainingGraph &graph) {
+  uint64_t hash = 1469598103934665603ull; // FNV-1a
+  auto mix = [&](uint64_t word) {
+    for (int byte = 0; byte < 8; ++byte) {
+      hash ^= (word >> (8 * byte)) & 0xff;
+      hash *= 1099511628211ull;
+    }
+  };
+  for (const GraphNode &node : graph.nodes) {
+    for (char c : node.name)
+      mix(static_cast<unsigned char>(c));
+    mix(node.inputs.size());
+    for (int input : node.inputs)
+      mix(input);
+    mix(node.outputs.size());
+    for (int output : node.outputs)
+      mix(output);
+  }
+  for (const GraphValue &value : graph.values)
+    mix(static_cast<uint64_t>(value.bytes));
+  return hash;
+}
+
+std::string hex(uint64_t value) {
+  char buffer[17];
+  std::snprintf(buffer, sizeof(buffer), "%016" PRIx64, value);
+  return buffer;
+}
+
+} // namespace
+
+const char *lethe::planning::stringifyStepKind(StepKind kind) {
+  return kStepNames[static_cast<int>(kind)];
+}
+
+Schedule lethe::planning::makeUnplannedSchedule(const TrainingGraph &graph) {
+  Schedule schedule;
+  schedule.reserve(graph.nodes.size());
+  for (int node = 0; node < static_cast<int>(graph.nodes.size()); ++node)
+    schedule.push_back(Step::compute(node));
+  return schedule;
+}
+
+SimulationResult lethe::planning::simulate(const PlanningProblem &problem,
+                                           const Schedule &schedule) {
+  const TrainingGraph &graph = problem.graph;
+  int numValues = static_cast<int>(graph.values.size());
+  int numNodes = static_cast<int>(graph.nodes.size());
+  int64_t numSteps = static_cast<int64_t>(schedule.size());
+  SimulationResult result;
+  auto fail = [&](int64_t step, const std::string &message) {
+    result = SimulationResult();
+    result.error = "step " + std::to_string(step) + " (" +
+                   stringifyStepKind(schedule[step].kind) + " " +
+                   std::to_string(schedule[step].id) + "): " + message;
+    return result;
+  };
+
+  std::vector<Version> versions;
+  // The current device version of each value, or -1.
+  std::vector<int> current(numValues, -1);
+  // When each value's host copy is complete, or a negative number.
+  std::vector<double> hostReady(numValues, -1);
+  std::vector<int> timesComputed(numNodes, 0);
+  auto makeVersion = [&](int value, int64_t step) {
+    Version version;
+    version.value = value;
+    version.allocStep = step;
+    current[value] = static_cast<int>(versions.size());
+    versions.push_back(version);
+  };
+  auto isResident = [&](int value) {
+    return current[value] >= 0 && !versions[current[value]].released;
+  };
+  for (int value = 0; value < numValues; ++value)
+    if (graph.values[value].producer < 0)
+      makeVersion(value, 0);
+
+  double computeTime = 0, deviceToHostFree = 0, hostToDeviceFree = 0;
+  int64_t hostBytes = 0;
+  for (int64_t step = 0; step < numSteps; ++step) {
+    const Step &s = schedule[step];
+    if (s.kind == StepKind::Compute) {
+      if (s.id < 0 || s.id >= numNodes)
+        return fail(step, "there is no such node");
+      const GraphNode &node = graph.nodes[s.id];
+      if (timesComputed[s.id] > 0 && !node.recomputable)
+        return fail(step, "node " + node.name + " cannot be recomputed");
+      double start = computeTime;
+      for (int input : node.inputs) {
+        if (!isResident(input))
+          return fail(step, "reads " + describeValue(graph, input) +
+                                ", which is not resident");
+        Version &version = versions[current[input]];
+        version.lastRead = step;
+        start = std::max(start, version.readyTime);
+      }
+      result.stallSeconds += start - computeTime;
+      computeTime = start + node.seconds;
+      if (timesComputed[s.id]++ > 0)
+        result.recomputeSeconds += node.seconds;
+      for (int output : node.outputs)
+        makeVersion(output, step);
+      continue;
+    }
+    if (s.id < 0 || s.id >= numValues)
+      return fail(step, "there is no such value");
+    int64_t bytes = graph.values[s.id].bytes;
+    switch (s.kind) {
+    case StepKind::Offload: {
+      if (!isResident(s.id))
+        return fail(step, "offloads " + describeValue(graph, s.id) +
+                              ", which is not resident");
+      Version &version = versions[current[s.id]];
+      if (version.offloaded)
+        return fail(step, "offloads " + describeValue(graph, s.id) +
+                              " a second time");
+      version.offloaded = true;
+      version.lastRead = step;
+      double start = std::max(deviceToHostFree, computeTime);
+      version.offloadEnd = start + problem.link.copySeconds(bytes, false);
+      deviceToHostFree = version.offloadEnd;
+      if (hostReady[s.id] < 0)
+        hostBytes += bytes;
+      hostReady[s.id] = version.offloadEnd;
+      result.hostPeakBytes = std::max(result.hostPeakBytes, hostBytes);
+      result.offloadedBytes += bytes;
+      break;
+    }
+    case StepKind::Release: {
+      if (current[s.id] < 0 || !versions[current[s.id]].offloaded ||
+          versions[current[s.id]].released)
+        return fail(step, "releases " + describeValue(graph, s.id) +
+                              ", which is not an offloaded resident value");
+      Version &version = versions[current[s.id]];
+      version.released = true;
+      version.releaseStep = step;
+      if (version.offloadEnd > computeTime) {
+        result.stallSeconds += version.offloadEnd - computeTime;
+        computeTime = version.offloadEnd;
+      }
+      break;
+    }
+    case StepKind::Prefetch: {
+      if (hostReady[s.id] < 0)
+        return fail(step, "prefetches " + describeValue(graph, s.id) +
+                              ", which was never offloaded");
+      if (isResident(s.id))
+        return fail(step, "prefetches " + describeValue(graph, s.id) +
+                              ", which is already resident");
+      makeVersion(s.id, step);
+      double start = std::max({hostToDeviceFree, computeTime, hostReady[s.id]});
+      versions[current[s.id]].readyTime =
+          start + problem.link.copySeconds(bytes, true);
+      hostToDeviceFree = versions[current[s.id]].readyTime;
+      result.prefetchedBytes += bytes;
+      break;
+    }
+    case StepKind::Compute:
+      break;
+    }
+  }
+  for (int value = 0; value < numValues; ++value)
+    if (graph.values[value].isOutput && !isResident(value)) {
+      result = SimulationResult();
+      result.error = "the step ends without " + describeValue(graph, value) +
+                     ", an output, resident";
+      return result;
+    }
+
+  // Each version is held from the step that makes it to the step that frees
+  // it: its release, the end for outputs and unreleased offloads, else its
+  // last read.
+  std::vector<int64_t> delta(numSteps + 2, 0);
+  for (size_t index = 0; index < versions.size(); ++index) {
+    const Version &version = versions[index];
+    int64_t freeStep;
+    if (version.released)
+      freeStep = version.releaseStep;
+    else if (version.offloaded ||
+             (graph.values[version.value].isOutput &&
+              current[version.value] == static_cast<int>(index)))
+      freeStep = numSteps;
+    else
+      freeStep = std::max(version.allocStep, version.lastRead);
+    delta[version.allocStep] += graph.values[version.value].bytes;
+    delta[freeStep + 1] -= graph.values[version.value].bytes;
+  }
+  result.memory.resize(numSteps + 1);
+  int64_t running = 0;
+  for (int64_t step = 0; step <= numSteps; ++step) {
+    running += delta[step];
+    result.memory[step] = running;
+    if (step == 0 || running > result.peakBytes) {
+      result.peakBytes = running;
+      result.peakStep = step;
+    }
+  }
+  result.seconds = computeTime;
+  result.valid = true;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Plan files
+//===----------------------------------------------------------------------===//
+
+std::string lethe::planning::writePlanJson(const PlanningProblem &problem,
+                                           const Plan &plan) {
+  SimulationResult simulation = simulate(problem, plan.schedule);
+  json document;
+  document["format"] = "lethe-plan";
+  document["version"] = 1;
+  document["strategy"] = plan.strategy;
+  document["graph"] = {{"nodes", problem.graph.nodes.size()},
+                       {"values", problem.graph.values.size()},
+                       {"fingerprint", hex(fingerprint(problem.graph))}};
+  document["budget_bytes"] = problem.budgetBytes;
+  if (simulation.valid) {
+    document["peak_bytes"] = simulation.peakBytes;
+    document["seconds"] = simulation.seconds;
+  }
+  if (plan.lowerBoundSeconds >= 0)
+    document["lower_bound_seconds"] = plan.lowerBoundSeconds;
+  json steps = json::array();
+  for (const Step &step : plan.schedule)
+    steps.push_back(json::array({stringifyStepKind(step.kind), step.id}));
+  document["steps"] = std::move(steps);
+  // One step per line keeps plan files readable and diffable.
+  std::string text = document.dump(1);
+  return text + "\n";
+}
+
+bool lethe::planning::parsePlanJson(std::string_view text,
+                                    std::string_view origin,
+                                    const PlanningProblem &problem, Plan &plan,
+                                    std::string &error) {
+  Plan parsed;
+  try {
+    json document = parseDocument(text);
+    checkKeys(document,
+              {"format", "version", "strategy", "graph", "budget_bytes",
+               "peak_bytes", "seconds", "lower_bound_seconds", "steps"},
+              "the plan");
+    if (getString(getMember(document, "format", "the plan"), "'format'") !=
+        "lethe-plan")
+      throw SchemaError("'format' must be \"lethe-plan\"");
+    if (getInteger(getMember(document, "version", "the plan"), "'version'", 0,
+                   std::numeric_limits<int>::max()) != 1)
+      throw SchemaError("'version' must be 1, the only version there is");
+    parsed.strategy =
+        getString(getMember(document, "strategy", "the plan"), "'strategy'");
+    const json &graph = getMember(document, "graph", "the plan");
+    checkKeys(graph, {"nodes", "values", "fingerprint"}, "'graph'");
+    int64_t numNodes = static_cast<int64_t>(problem.graph.nodes.size());
+    int64_t numValues = static_cast<int64_t>(problem.graph.values.size());
+    std::string expected = hex(fingerprint(problem.graph));
+    if (getInteger(getMember(graph, "nodes", "'graph'"), "'graph.nodes'", 0,
+                   std::numeric_limits<int>::max()) != numNodes ||
+        getInteger(getMember(graph, "values", "'graph'"), "'graph.values'", 0,
+                   std::numeric_limits<int>::max()) != numValues ||
+        getString(getMember(graph, "fingerprint", "'graph'"),
+                  "'graph.fingerprint'") != expected)
+      throw SchemaError("it was made for a different training step (this one "
+                        "has " +
+                        std::to_string(numNodes) + " nodes, " +
+                        std::to_string(numValues) + " values, fingerprint " +
+                        expected + "); plan again and write it with plan-out=");
+    if (document.contains("lower_bound_seconds"))
+      parsed.lowerBoundSeconds = getNonNegative(document["lower_bound_seconds"],
+                                                "'lower_bound_seconds'");
+    const json &steps = getMember(document, "steps", "the plan");
+    if (!steps.is_array())
+      throw SchemaError("'steps' must be an array");
+    for (size_t index = 0; index < steps.size(); ++index) {
+      const json &entry = steps[index];
+      std::string where = "step " + std::to_string(index);
+      if (!entry.is_array() || entry.size() != 2)
+        throw SchemaError(where + " must be [kind, id], got " + entry.dump());
+      std::string kind = getString(entry[0], where + " kind");
+      const char *const *found =
+          std::find(std::begin(kStepNames), std::end(kStepNames), kind);
+      if (found == std::end(kStepNames))
+        throw SchemaError(where + " has kind '" + kind +
+                          "'; expected compute, offload, release or prefetch");
+      Step step;
+      step.kind = static_cast<StepKind>(found - std::begin(kStepNames));
+      int64_t limit = step.kind == StepKind::Compute ? numNodes : numValues;
+      step.id = static_cast<int>(getInteger(
+          entry[1],
+          where + (step.kind == StepKind::Compute ? " node" : " value"), 0,
+          limit - 1));
+      parsed.schedule.push_back(step);
+    }
+  } catch (const SchemaError &schemaError) {
+    error = "plan " + std::string(origin) + ": " + schemaError.what();
+    return false;
+  }
+  plan = std::move(parsed);
+  return true;
+}

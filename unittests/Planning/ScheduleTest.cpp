@@ -1,0 +1,270 @@
+//===- ScheduleTest.cpp - Training graphs, schedules, the simulator -------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The simulator on a small hand-built step whose memory and time are worked
+// out below, every rule a schedule can break, and the problem and plan files
+// (round trips and their errors).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Planning/Schedule.h"
+#include "lethe/Planning/GraphGenerators.h"
+#include "lethe/Planning/Strategies.h"
+
+#include <gtest/gtest.h>
+
+using namespace lethe::planning;
+
+namespace {
+
+/// x (100 B, input) -> f0 -> a (200 B) -> f1 -> b (300 B) -> loss -> l (4 B,
+/// output) and db (300 B); b1 reads db and a, writes da (200 B); b0 reads da
+/// and x, writes dx (100 B, output). Times: f0 1 s, f1 2 s, loss 1 s, b1 4 s,
+/// b0 2 s. Host link: 100 B/s each way, no latency.
+PlanningProblem makeSmallProblem() {
+  PlanningProblem problem;
+  TrainingGraph &graph = problem.graph;
+  auto value = [&](const char *name, int64_t bytes, int producer,
+                   ValueKind kind) {
+    GraphValue v;
+    v.name = name;
+    v.bytes = bytes;
+    v.producer = producer;
+    v.kind = kind;
+    graph.values.push_back(v);
+  };
+  value("x", 100, -1, ValueKind::Input);     // 0
+  value("a", 200, 0, ValueKind::Activation); // 1
+  value("b", 300, 1, ValueKind::Activation); // 2
+  value("l", 4, 2, ValueKind::Temporary);    // 3
+  value("db", 300, 2, ValueKind::Gradient);  // 4
+  value("da", 200, 3, ValueKind::Gradient);  // 5
+  value("dx", 100, 4, ValueKind::Gradient);  // 6
+  graph.values[3].isOutput = true;
+  graph.values[6].isOutput = true;
+  auto node = [&](const char *name, double seconds, NodeRole role,
+                  std::vector<int> inputs, std::vector<int> outputs) {
+    GraphNode n;
+    n.name = name;
+    n.seconds = seconds;
+    n.role = role;
+    n.inputs = std::move(inputs);
+    n.outputs = std::move(outputs);
+    graph.nodes.push_back(n);
+  };
+  node("f0", 1, NodeRole::Forward, {0}, {1});
+  node("f1", 2, NodeRole::Forward, {1}, {2});
+  node("loss", 1, NodeRole::Forward, {2}, {3, 4});
+  node("b1", 4, NodeRole::Backward, {4, 1}, {5});
+  node("b0", 2, NodeRole::Backward, {5, 0}, {6});
+  graph.computeUsers();
+  problem.budgetBytes = 1 << 20;
+  problem.link = {100, 100, 0};
+  return problem;
+}
+
+TEST(ScheduleTest, UnplannedMemoryAndTime) {
+  PlanningProblem problem = makeSmallProblem();
+  std::string error;
+  ASSERT_TRUE(problem.graph.verify(error)) << error;
+  SimulationResult result =
+      simulate(problem, makeUnplannedSchedule(problem.graph));
+  ASSERT_TRUE(result.valid) << result.error;
+  // f0: x a; f1: x a b; loss: x a b l db; b1: x a l db da (b freed after
+  // the loss); b0: x l da dx; end: l dx.
+  EXPECT_EQ(result.memory,
+            (std::vector<int64_t>{300, 600, 904, 804, 404, 104}));
+  EXPECT_EQ(result.peakBytes, 904);
+  EXPECT_EQ(result.peakStep, 2);
+  EXPECT_DOUBLE_EQ(result.seconds, 10);
+  EXPECT_DOUBLE_EQ(result.recomputeSeconds, 0);
+  EXPECT_DOUBLE_EQ(result.stallSeconds, 0);
+}
+
+TEST(ScheduleTest, RecomputeFreesAndCharges) {
+  PlanningProblem problem = makeSmallProblem();
+  // Recompute a for b1 from x: the first a dies after f1.
+  Schedule schedule = {Step::compute(0), Step::compute(1), Step::compute(2),
+                       Step::compute(0), Step::compute(3), Step::compute(4)};
+  SimulationResult result = simulate(problem, schedule);
+  ASSERT_TRUE(result.valid) << result.error;
+  // f0: x a; f1: x a b; loss: x b l db; f0 again: x l db a; b1: x l db a da;
+  // b0: x l da dx; end: l dx.
+  EXPECT_EQ(result.memory,
+            (std::vector<int64_t>{300, 600, 704, 604, 804, 404, 104}));
+  EXPECT_EQ(result.peakBytes, 804);
+  EXPECT_DOUBLE_EQ(result.seconds, 11);
+  EXPECT_DOUBLE_EQ(result.recomputeSeconds, 1);
+}
+
+TEST(ScheduleTest, OffloadReleasePrefetchAndStalls) {
+  PlanningProblem problem = makeSmallProblem();
+  // Offload a (200 B: 2 s) after f1, release it before the loss, prefetch
+  // it before b1.
+  Schedule schedule = {Step::compute(0), Step::compute(1), Step::offload(1),
+                       Step::release(1), Step::compute(2), Step::prefetch(1),
+                       Step::compute(3), Step::compute(4)};
+  SimulationResult result = simulate(problem, schedule);
+  ASSERT_TRUE(result.valid) << result.error;
+  // Time: f0 0-1, f1 1-3; the offload runs 3-5 and the release waits for it
+  // (2 s stall); loss 5-6; the prefetch runs 6-8 and b1 waits for it (2 s
+  // stall), 8-12; b0 12-14.
+  EXPECT_DOUBLE_EQ(result.seconds, 14);
+  EXPECT_DOUBLE_EQ(result.stallSeconds, 4);
+  EXPECT_EQ(result.offloadedBytes, 200);
+  EXPECT_EQ(result.prefetchedBytes, 200);
+  EXPECT_EQ(result.hostPeakBytes, 200);
+  // f0 300; f1 600; offload 600; release 600 (freed after it); loss x b l db
+  // 704; prefetch x l db a 604; b1 804; b0 404; end 104.
+  EXPECT_EQ(result.memory, (std::vector<int64_t>{300, 600, 600, 600, 704, 604,
+                                                 804, 404, 104}));
+}
+
+TEST(ScheduleTest, BrokenSchedulesNameTheRule) {
+  PlanningProblem problem = makeSmallProblem();
+  auto errorOf = [&](Schedule schedule) {
+    SimulationResult result = simulate(problem, schedule);
+    EXPECT_FALSE(result.valid);
+    return result.error;
+  };
+  EXPECT_EQ(errorOf({Step::compute(1)}),
+            "step 0 (compute 1): reads value 1 (a), which is not resident");
+  EXPECT_EQ(errorOf({Step::compute(9)}),
+            "step 0 (compute 9): there is no such node");
+  EXPECT_EQ(errorOf({Step::release(0)}),
+            "step 0 (release 0): releases value 0 (x), which is not an "
+            "offloaded resident value");
+  EXPECT_EQ(errorOf({Step::prefetch(0)}),
+            "step 0 (prefetch 0): prefetches value 0 (x), which was never "
+            "offloaded");
+  EXPECT_EQ(errorOf({Step::offload(0), Step::prefetch(0)}),
+            "step 1 (prefetch 0): prefetches value 0 (x), which is already "
+            "resident");
+  EXPECT_EQ(errorOf({Step::offload(0), Step::offload(0)}),
+            "step 1 (offload 0): offloads value 0 (x) a second time");
+  EXPECT_EQ(errorOf({Step::offload(7)}),
+            "step 0 (offload 7): there is no such value");
+  EXPECT_EQ(errorOf({Step::compute(0)}),
+            "the step ends without value 3 (l), an output, resident");
+  problem.graph.nodes[0].recomputable = false;
+  EXPECT_EQ(errorOf({Step::compute(0), Step::compute(0)}),
+            "step 1 (compute 0): node f0 cannot be recomputed");
+}
+
+TEST(ScheduleTest, GraphVerifierCatchesInconsistencies) {
+  PlanningProblem problem = makeSmallProblem();
+  std::string error;
+  problem.graph.nodes[1].inputs = {2};
+  EXPECT_FALSE(problem.graph.verify(error));
+  EXPECT_EQ(error, "node 1 (f1) reads value 2 before its producer runs");
+  problem = makeSmallProblem();
+  problem.graph.values[1].users.clear();
+  EXPECT_FALSE(problem.graph.verify(error));
+  EXPECT_EQ(error, "value 1 (a) lists users that differ from the nodes "
+                   "reading it (call computeUsers)");
+}
+
+TEST(ScheduleTest, ProblemFileRoundTripsAndRejectsBadFiles) {
+  PlanningProblem problem = makeProblem(makeRandomTrainingDag(12, 7), 0.5);
+  std::string text = writeProblemJson(problem);
+  PlanningProblem parsed;
+  std::string error;
+  ASSERT_TRUE(parseProblemJson(text, "p.json", parsed, error)) << error;
+  EXPECT_EQ(writeProblemJson(parsed), text);
+
+  auto errorOf = [&](const std::string &bad) {
+    PlanningProblem ignored;
+    std::string message;
+    EXPECT_FALSE(parseProblemJson(bad, "p.json", ignored, message));
+    return message;
+  };
+  EXPECT_EQ(errorOf("{"),
+            "planning problem p.json: invalid JSON: parse error at line 1, "
+            "column 2: syntax error while parsing object key - unexpected "
+            "end of input; expected string literal");
+  EXPECT_EQ(errorOf(R"({"format": "lethe-plan"})"),
+            "planning problem p.json: 'format' must be \"lethe-problem\"");
+  std::string misspelt = text;
+  misspelt.replace(misspelt.find("\"budget_bytes\""), 14, "\"budget_byte\"");
+  EXPECT_EQ(errorOf(misspelt),
+            "planning problem p.json: unknown field 'budget_byte' in the "
+            "problem");
+  std::string negative = text;
+  negative.replace(negative.find("\"bytes\": ") + 9, 1, "-");
+  EXPECT_NE(errorOf(negative).find("value 0 bytes must be in [0, "),
+            std::string::npos);
+}
+
+TEST(ScheduleTest, PlanFileRoundTripsAndRejectsOtherGraphs) {
+  PlanningProblem problem = makeSmallProblem();
+  Plan plan;
+  plan.strategy = "by-hand";
+  plan.schedule = {Step::compute(0), Step::compute(1), Step::compute(2),
+                   Step::compute(0), Step::compute(3), Step::compute(4)};
+  std::string text = writePlanJson(problem, plan);
+  EXPECT_NE(text.find("\"peak_bytes\": 804"), std::string::npos);
+  Plan parsed;
+  std::string error;
+  ASSERT_TRUE(parsePlanJson(text, "plan.json", problem, parsed, error))
+      << error;
+  EXPECT_EQ(parsed.strategy, "by-hand");
+  EXPECT_EQ(parsed.schedule, plan.schedule);
+
+  PlanningProblem other = makeSmallProblem();
+  other.graph.values[2].bytes = 301;
+  EXPECT_FALSE(parsePlanJson(text, "plan.json", other, parsed, error));
+  EXPECT_NE(error.find("plan plan.json: it was made for a different training "
+                       "step (this one has 5 nodes, 7 values, fingerprint "),
+            std::string::npos)
+      << error;
+  std::string badStep = text;
+  badStep.replace(badStep.find("\"compute\""), 9, "\"recompute\"");
+  EXPECT_FALSE(parsePlanJson(badStep, "plan.json", problem, parsed, error));
+  EXPECT_EQ(error, "plan plan.json: step 0 has kind 'recompute'; expected "
+                   "compute, offload, release or prefetch");
+}
+
+TEST(ScheduleTest, NoneStrategyAndMinimumBudget) {
+  PlanningProblem problem = makeSmallProblem();
+  problem.budgetBytes = 900;
+  PlanResult result;
+  std::string error;
+  int64_t minimum = 0;
+  EXPECT_FALSE(
+      runStrategy("none", problem, PlanOptions(), result, error, &minimum));
+  EXPECT_EQ(minimum, 904);
+  EXPECT_EQ(error, "no plan fits the budget of 900 bytes with strategy "
+                   "'none' (keeping everything needs 904 bytes); the "
+                   "smallest budget it can meet is 904 bytes, so raise "
+                   "budget= to at least that");
+  problem.budgetBytes = 904;
+  ASSERT_TRUE(runStrategy("none", problem, PlanOptions(), result, error))
+      << error;
+  EXPECT_EQ(result.simulation.peakBytes, 904);
+  EXPECT_FALSE(runStrategy("nope", problem, PlanOptions(), result, error));
+  EXPECT_EQ(error.rfind("unknown strategy 'nope'; expected one of none", 0),
+            0u);
+}
+
+TEST(ScheduleTest, GeneratorsMakeValidGraphs) {
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    for (const TrainingGraph &graph :
+         {makeRandomChain(10, seed), makeRandomTrainingDag(30, seed)}) {
+      std::string error;
+      ASSERT_TRUE(graph.verify(error)) << error;
+      PlanningProblem problem = makeProblem(graph, 1.0);
+      SimulationResult result =
+          simulate(problem, makeUnplannedSchedule(problem.graph));
+      ASSERT_TRUE(result.valid) << result.error;
+      EXPECT_EQ(result.peakBytes, problem.budgetBytes);
+    }
+  }
+  // A chain of n stages: n forward nodes, the loss, n backward nodes and n
+  // optimizer nodes.
+  EXPECT_EQ(makeRandomChain(10, 1).nodes.size(), 31u);
+}
+
+} // namespace
