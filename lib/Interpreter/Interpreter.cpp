@@ -179,16 +179,20 @@ Interpreter::run(func::FuncOp function, std::vector<HostTensor> arguments) {
 
   llvm::DenseMap<Value, HostTensor> tensors;
   llvm::DenseMap<Value, int64_t> remainingUses;
+  // Device bytes: host copies (!lethe.host values) do not count.
   int64_t liveBytes = 0;
+  auto deviceBytes = [](Value value, const HostTensor &tensor) -> int64_t {
+    return isa<HostTensorType>(value.getType()) ? 0 : tensor.getSizeInBytes();
+  };
   auto define = [&](Value value, HostTensor tensor) {
-    liveBytes += tensor.getSizeInBytes();
+    liveBytes += deviceBytes(value, tensor);
     remainingUses[value] =
         std::distance(value.getUses().begin(), value.getUses().end());
     tensors[value] = std::move(tensor);
   };
   auto release = [&](Value value) {
     auto it = tensors.find(value);
-    liveBytes -= it->second.getSizeInBytes();
+    liveBytes -= deviceBytes(value, it->second);
     tensors.erase(it);
   };
 
@@ -229,6 +233,8 @@ Interpreter::run(func::FuncOp function, std::vector<HostTensor> arguments) {
     }
     SmallVector<HostTensor> results;
     for (Type type : op.getResultTypes()) {
+      if (auto host = dyn_cast<HostTensorType>(type))
+        type = host.getTensorType();
       auto tensorType = dyn_cast<RankedTensorType>(type);
       if (!tensorType || !tensorType.hasStaticShape())
         return op.emitError("the interpreter needs statically shaped tensor "

@@ -461,6 +461,13 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
         results[0] = std::move(*value);
         return success();
       })
+      // Copies to and from the host, which the interpreter also holds in
+      // host memory; release frees what the run loop frees anyway.
+      .Case<OffloadOp, PrefetchOp>([&](auto) {
+        return execution.check(
+            lethe_rt_copy(context, execution.in(0), execution.out()));
+      })
+      .Case([&](ReleaseOp) { return success(); })
       .Case<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>([&](auto) {
         return execution.check(
             lethe_rt_copy(context, execution.in(0), execution.out()));

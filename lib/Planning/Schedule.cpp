@@ -73,6 +73,10 @@ std::string hex(uint64_t value) {
 
 } // namespace
 
+std::string lethe::planning::getGraphFingerprint(const TrainingGraph &graph) {
+  return hex(fingerprint(graph));
+}
+
 const char *lethe::planning::stringifyStepKind(StepKind kind) {
   return kStepNames[static_cast<int>(kind)];
 }
@@ -266,13 +270,19 @@ std::string lethe::planning::writePlanJson(const PlanningProblem &problem,
   }
   if (plan.lowerBoundSeconds >= 0)
     document["lower_bound_seconds"] = plan.lowerBoundSeconds;
-  json steps = json::array();
-  for (const Step &step : plan.schedule)
-    steps.push_back(json::array({stringifyStepKind(step.kind), step.id}));
-  document["steps"] = std::move(steps);
-  // One step per line keeps plan files readable and diffable.
+  // One step per line keeps plan files readable and diffable: print the
+  // other fields, then splice the steps in before the closing brace.
   std::string text = document.dump(1);
-  return text + "\n";
+  text.erase(text.rfind('\n'));
+  text += ",\n \"steps\": [";
+  for (size_t index = 0; index < plan.schedule.size(); ++index) {
+    const Step &step = plan.schedule[index];
+    text += std::string(index ? "," : "") + "\n  [\"" +
+            stringifyStepKind(step.kind) + "\", " + std::to_string(step.id) +
+            "]";
+  }
+  text += plan.schedule.empty() ? "]\n}\n" : "\n ]\n}\n";
+  return text;
 }
 
 bool lethe::planning::parsePlanJson(std::string_view text,

@@ -115,6 +115,10 @@ struct Plan {
   double lowerBoundSeconds = -1;
 };
 
+/// A fingerprint of the graph's structure and sizes (16 hex digits), so
+/// that a plan is not applied to a different training step.
+std::string getGraphFingerprint(const TrainingGraph &graph);
+
 /// Serializes a plan for `problem` as JSON, with its simulated peak and time
 /// (schema in docs/Planning.md).
 std::string writePlanJson(const PlanningProblem &problem, const Plan &plan);

@@ -1415,3 +1415,41 @@ func.func @softmax_grad_axis(%dy: tensor<8x10xf32>, %y: tensor<8x10xf32>) -> ten
   %0 = lethe.softmax_grad %dy, %y {axis = 2 : i64} : tensor<8x10xf32>
   return %0 : tensor<8x10xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @offload_type(%x: tensor<4x16xf32>) {
+  // expected-error @+1 {{'lethe.offload' op failed to verify that the result is the host copy of the input}}
+  %h = lethe.offload %x : tensor<4x16xf32> -> !lethe.host<tensor<4x8xf32>>
+  return
+}
+
+// -----
+
+func.func @prefetch_type(%h: !lethe.host<tensor<4x16xf32>>) -> tensor<16xf32> {
+  // expected-error @+1 {{'lethe.prefetch' op failed to verify that the input is the host copy of the result}}
+  %y = lethe.prefetch %h : !lethe.host<tensor<4x16xf32>> -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+func.func @release_not_offloaded(%x: tensor<4x16xf32>) {
+  // expected-error @+1 {{'lethe.release' op releases a tensor that no earlier lethe.offload copies to the host; only offloaded tensors are released}}
+  lethe.release %x : tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @use_after_release(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %h = lethe.offload %x : tensor<4x16xf32> -> !lethe.host<tensor<4x16xf32>>
+  // expected-error @+1 {{'lethe.release' op releases a tensor that 'lethe.relu' uses afterwards}}
+  lethe.release %x : tensor<4x16xf32>
+  %y = lethe.relu %x : tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

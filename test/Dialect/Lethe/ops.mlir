@@ -536,3 +536,18 @@ func.func @softmax_gradients(%dy: tensor<8x10xf32>, %y: tensor<8x10xf32>) -> (te
   %1 = lethe.log_softmax_grad %dy, %y : tensor<8x10xf32>
   return %0, %1 : tensor<8x10xf32>, tensor<8x10xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @memory
+func.func @memory(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  // CHECK: %[[H:.*]] = lethe.offload %{{.*}} : tensor<4x16xf32> -> !lethe.host<tensor<4x16xf32>>
+  %h = lethe.offload %x : tensor<4x16xf32> -> !lethe.host<tensor<4x16xf32>>
+  // CHECK: lethe.release %{{.*}} : tensor<4x16xf32>
+  lethe.release %x : tensor<4x16xf32>
+  // CHECK: lethe.prefetch %[[H]] : !lethe.host<tensor<4x16xf32>> -> tensor<4x16xf32>
+  %y = lethe.prefetch %h : !lethe.host<tensor<4x16xf32>> -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

@@ -14,6 +14,7 @@
 #include "lethe/Dialect/Lethe/IR/LetheDialect.h"
 #include "lethe/Dialect/Lethe/IR/LetheInterfaces.h"
 #include "lethe/Dialect/Lethe/IR/LetheTraits.h"
+#include "lethe/Dialect/Lethe/IR/LetheTypes.h"
 #include "lethe/Dialect/Lethe/IR/ShapeInference.h"
 #include "lethe/Dialect/Lethe/IR/TensorSize.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -22,5 +22,6 @@ include "lethe/Dialect/Lethe/IR/LetheReductionOps.td"
 include "lethe/Dialect/Lethe/IR/LetheTensorOps.td"
 include "lethe/Dialect/Lethe/IR/LetheLossOps.td"
 include "lethe/Dialect/Lethe/IR/LetheOptimizerOps.td"
+include "lethe/Dialect/Lethe/IR/LetheMemoryOps.td"
 
 #endif // LETHE_DIALECT_LETHE_IR_LETHEOPS_TD

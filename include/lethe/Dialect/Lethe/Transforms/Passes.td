@@ -205,4 +205,100 @@ def AddOptimizerPass : Pass<"lethe-add-optimizer", "::mlir::ModuleOp"> {
   ];
 }
 
+def PlanMemoryPass : Pass<"lethe-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Choose what to keep, recompute or offload so that the "
+                "training step fits a memory budget";
+  let description = [{
+    Plans the training step (`function`, by default @main or the module's
+    only function) for a device memory budget: `budget` in bytes with an
+    optional unit (`6GiB`, `512MiB`, `100KiB`, `2GB`, `1000000`) or as a
+    fraction of the unplanned peak (`0.5`; a fraction has a decimal point).
+    The budget counts everything resident on the device: parameters,
+    gradients, optimizer state, activations and temporaries.
+
+    The step becomes a graph of nodes (its ops, each with a roofline time
+    from the cost interface and the device `profile`: a built-in name,
+    h100, h200, a100, v100 or cpu, or a profile JSON file) and values (its
+    tensors). `strategy` chooses the planner: `none` (keep everything),
+    `sqrt`, `chain`, `chain-offload`, `milp`, `greedy` or `auto` (see
+    docs/Planning.md); `time-limit` bounds its seconds. With `plan-in=FILE`
+    the plan is read from a plan file instead, and checked.
+
+    The plan is recorded as the function's `lethe.plan` attribute: the
+    strategy, the budget, the simulated peak and time against the unplanned
+    ones, and the schedule's steps. `--lethe-materialize-plan` carries it
+    out. `plan-out=FILE` writes the plan and `problem-out=FILE` the planning
+    problem as JSON (docs/Planning.md), so that other solvers can be
+    compared on the same instance; files are written only when planning
+    succeeds.
+
+    A budget no plan of the strategy meets is an error that says the
+    smallest budget it can meet.
+
+    Example: `lethe-opt train.mlir --lethe-plan-memory="budget=0.5
+    strategy=chain profile=h100"`.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"",
+           "The training-step function (default: main, or the only function)">,
+    Option<"budget", "budget", "std::string", /*default=*/"",
+           "Device memory budget: bytes with an optional unit (6GiB), or a "
+           "fraction of the unplanned peak (0.5)">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
+           "none, sqrt, chain, chain-offload, milp, greedy or auto">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"h100\"",
+           "Device profile: h100, h200, a100, v100, cpu or a JSON file">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
+           "Seconds the strategy may spend">,
+    Option<"planIn", "plan-in", "std::string", /*default=*/"",
+           "Read the plan from this JSON file instead of planning">,
+    Option<"planOut", "plan-out", "std::string", /*default=*/"",
+           "Write the plan to this JSON file">,
+    Option<"problemOut", "problem-out", "std::string", /*default=*/"",
+           "Write the planning problem to this JSON file">,
+  ];
+  let statistics = [
+    Statistic<"unplannedPeak", "unplanned-peak-bytes",
+              "Simulated peak of the unplanned step, in bytes">,
+    Statistic<"plannedPeak", "planned-peak-bytes",
+              "Simulated peak of the planned step, in bytes">,
+    Statistic<"numRecomputes", "recomputes", "Recompute steps in the plan">,
+    Statistic<"numOffloads", "offloads", "Offload steps in the plan">,
+  ];
+}
+
+def MaterializePlanPass
+    : Pass<"lethe-materialize-plan", "::mlir::func::FuncOp"> {
+  let summary = "Carry out the memory plan: recompute clones and memory ops";
+  let description = [{
+    Rewrites a function that `--lethe-plan-memory` planned (it has a
+    `lethe.plan` attribute with steps) to run the plan: its ops move into the
+    plan's order; a recompute is a clone of the forward op marked
+    `lethe.recompute`, placed where the plan runs it (right before the
+    backward ops that need it); an offload, release or prefetch becomes a
+    `lethe.offload`, `lethe.release` or `lethe.prefetch`; and every operand
+    reads the copy of its value that the plan makes resident at that point.
+    The steps leave the attribute, which keeps the plan's summary. Functions
+    without a plan are left alone. A plan that does not match the function
+    (it changed since planning) is an error.
+
+    Example: `lethe-opt train.mlir --lethe-plan-memory="budget=0.5"
+    --lethe-materialize-plan`.
+  }];
+}
+
+def VerifyPlanPass : Pass<"lethe-verify-plan", "::mlir::func::FuncOp"> {
+  let summary = "Check that a planned training step fits its budget";
+  let description = [{
+    For a function with a `lethe.plan` attribute, replays what the function
+    runs (the plan's steps, or the ops of a materialized function with its
+    recomputes and memory ops) in the memory simulator, and fails unless
+    every op reads a tensor resident on the device when it runs and the
+    simulated peak is within the plan's budget; the error says which op
+    reads what, or the peak reached. The IR is left unchanged.
+
+    Example: `lethe-opt planned.mlir --lethe-verify-plan -o /dev/null`.
+  }];
+}
+
 #endif // LETHE_DIALECT_LETHE_TRANSFORMS_PASSES_TD

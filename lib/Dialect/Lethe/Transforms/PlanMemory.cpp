@@ -1,0 +1,219 @@
+//===- PlanMemory.cpp - Plan recompute and offload for a budget -----------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The --lethe-plan-memory pass: a thin adapter between the IR and the
+// plain-C++ planner (lethe/Planning). It extracts the planning problem, reads
+// the budget, runs the strategy (or reads a plan file), and records the plan
+// on the function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Dialect/Lethe/Transforms/Passes.h"
+
+#include "PassUtils.h"
+
+#include "lethe/Dialect/Lethe/IR/LetheOps.h"
+#include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
+#include "lethe/Planning/Strategies.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace mlir::lethe {
+#define GEN_PASS_DEF_PLANMEMORYPASS
+#include "lethe/Dialect/Lethe/Transforms/Passes.h.inc"
+} // namespace mlir::lethe
+
+using namespace mlir;
+using namespace mlir::lethe;
+
+namespace {
+
+/// Parses `text` as a budget: bytes with an optional unit, or a fraction of
+/// `unplannedPeak` (a number with a decimal point and no unit).
+FailureOr<int64_t> parseBudget(StringRef text, int64_t unplannedPeak,
+                               std::string &error) {
+  StringRef number = text.trim();
+  StringRef unit =
+      number.drop_while([](char c) { return llvm::isDigit(c) || c == '.'; });
+  number = number.drop_back(unit.size());
+  unit = unit.trim();
+  static const std::pair<StringRef, double> units[] = {
+      {"", 1},         {"B", 1},        {"KB", 1e3},     {"MB", 1e6},
+      {"GB", 1e9},     {"TB", 1e12},    {"KiB", 0x1p10}, {"MiB", 0x1p20},
+      {"GiB", 0x1p30}, {"TiB", 0x1p40},
+  };
+  double value;
+  const double *scale = nullptr;
+  for (const auto &[name, factor] : units)
+    if (unit == name)
+      scale = &factor;
+  if (number.empty() || !scale || number.getAsDouble(value) ||
+      !std::isfinite(value) || value <= 0) {
+    error = ("budget '" + text +
+             "' is neither bytes with an optional unit (6GiB, 512MiB, "
+             "1000000) nor a fraction of the unplanned peak (0.5)")
+                .str();
+    return failure();
+  }
+  double bytes = unit.empty() && number.contains('.')
+                     ? value * static_cast<double>(unplannedPeak)
+                     : value * *scale;
+  if (bytes >= 0x1p62) {
+    error = ("budget '" + text + "' is too large").str();
+    return failure();
+  }
+  return static_cast<int64_t>(std::floor(bytes));
+}
+
+/// Writes `text` to `path`; emits an error at `function` on failure.
+LogicalResult writeFile(func::FuncOp function, StringRef path, StringRef text) {
+  std::error_code errorCode;
+  llvm::raw_fd_ostream file(path, errorCode, llvm::sys::fs::OF_Text);
+  if (!errorCode) {
+    file << text;
+    file.close();
+    errorCode = file.error();
+  }
+  if (errorCode)
+    return emitError(function.getLoc(), "lethe-plan-memory: cannot write ")
+           << path << ": " << errorCode.message();
+  return success();
+}
+
+struct PlanMemoryPass
+    : public mlir::lethe::impl::PlanMemoryPassBase<PlanMemoryPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    FailureOr<func::FuncOp> found =
+        findModelFunction(getOperation(), function, "lethe-plan-memory");
+    if (failed(found))
+      return signalPassFailure();
+    func::FuncOp func = *found;
+    if (func->hasAttr(kPlanAttr)) {
+      emitError(func.getLoc(), "lethe-plan-memory: ")
+          << ("@") << func.getName()
+          << " is already planned (it has a lethe.plan "
+             "attribute); plan the unplanned step";
+      return signalPassFailure();
+    }
+    if (budget.empty()) {
+      emitError(func.getLoc(), "lethe-plan-memory: ")
+          << ("give the budget: budget=6GiB, or "
+              "budget=0.5 for half of the unplanned peak");
+      return signalPassFailure();
+    }
+    planning::DeviceProfile deviceProfile;
+    std::string error;
+    if (!planning::loadDeviceProfile(profile, deviceProfile, error)) {
+      emitError(func.getLoc(), "lethe-plan-memory: ") << (error);
+      return signalPassFailure();
+    }
+    if (!(timeLimit > 0)) {
+      emitError(func.getLoc(), "lethe-plan-memory: ")
+          << ("time-limit must be a positive number of seconds");
+      return signalPassFailure();
+    }
+
+    FailureOr<FunctionPlanningProblem> extracted =
+        extractPlanningProblem(func, deviceProfile, 0);
+    if (failed(extracted))
+      return signalPassFailure();
+    planning::PlanningProblem &problem = extracted->problem;
+    for (const planning::Step &step : extracted->schedule)
+      if (step.kind != planning::StepKind::Compute) {
+        emitError(func.getLoc(), "lethe-plan-memory: ")
+            << ("@") << func.getName()
+            << " already has memory operations; plan the "
+               "unplanned step";
+        return signalPassFailure();
+      }
+    planning::SimulationResult unplanned =
+        planning::simulate(problem, extracted->schedule);
+    if (!unplanned.valid) {
+      emitError(func.getLoc(), "lethe-plan-memory: ")
+          << ("internal error: the unplanned step does not simulate: ")
+          << unplanned.error;
+      return signalPassFailure();
+    }
+    FailureOr<int64_t> budgetBytes =
+        parseBudget(budget, unplanned.peakBytes, error);
+    if (failed(budgetBytes)) {
+      emitError(func.getLoc(), "lethe-plan-memory: ") << (error);
+      return signalPassFailure();
+    }
+    problem.budgetBytes = *budgetBytes;
+
+    planning::PlanResult result;
+    if (!planIn.empty()) {
+      if (failed(readPlan(func, problem, result)))
+        return signalPassFailure();
+    } else {
+      planning::PlanOptions options;
+      options.timeLimitSeconds = timeLimit;
+      if (!planning::runStrategy(strategy, problem, options, result, error)) {
+        emitError(func.getLoc(), "lethe-plan-memory: ") << (error);
+        return signalPassFailure();
+      }
+    }
+
+    if (!planOut.empty() &&
+        failed(writeFile(func, planOut,
+                         planning::writePlanJson(problem, result.plan))))
+      return signalPassFailure();
+    if (!problemOut.empty() &&
+        failed(
+            writeFile(func, problemOut, planning::writeProblemJson(problem))))
+      return signalPassFailure();
+
+    func->setAttr(kPlanAttr,
+                  buildPlanAttr(&getContext(), *extracted, result.plan,
+                                result.simulation, unplanned, profile));
+    unplannedPeak = unplanned.peakBytes;
+    plannedPeak = result.simulation.peakBytes;
+    std::vector<int> computed(problem.graph.nodes.size(), 0);
+    for (const planning::Step &step : result.plan.schedule) {
+      if (step.kind == planning::StepKind::Compute && computed[step.id]++ > 0)
+        ++numRecomputes;
+      if (step.kind == planning::StepKind::Offload)
+        ++numOffloads;
+    }
+  }
+
+  /// Reads plan-in, and checks that it runs and fits the budget.
+  LogicalResult readPlan(func::FuncOp func,
+                         const planning::PlanningProblem &problem,
+                         planning::PlanResult &result) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+        llvm::MemoryBuffer::getFile(planIn, /*IsText=*/true);
+    if (!buffer)
+      return emitError(func.getLoc(), "lethe-plan-memory: ")
+             << ("cannot read plan ") << planIn << ": "
+             << buffer.getError().message();
+    std::string error;
+    if (!planning::parsePlanJson((*buffer)->getBuffer(), planIn, problem,
+                                 result.plan, error))
+      return emitError(func.getLoc(), "lethe-plan-memory: ") << (error);
+    result.simulation = planning::simulate(problem, result.plan.schedule);
+    if (!result.simulation.valid)
+      return emitError(func.getLoc(), "lethe-plan-memory: ")
+             << ("plan ") << planIn
+             << " does not run: " << result.simulation.error;
+    if (result.simulation.peakBytes > problem.budgetBytes)
+      return emitError(func.getLoc(), "lethe-plan-memory: ")
+             << ("plan ") << planIn << " peaks at "
+             << planning::formatBytes(result.simulation.peakBytes)
+             << ", over the budget of "
+             << planning::formatBytes(problem.budgetBytes);
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,273 @@
+//===- PlannedStepTest.cpp - Planned training steps compute the same bits -===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The semantics guarantee of memory planning: for every strategy, on the
+// test models (python/lethe/onnx_models.py: the MLP, the CNN, the
+// transformer block and the U-Net, tiny and in f64), the planned and
+// materialized training step gives bit-identical results to the unplanned
+// one: the loss and gradients of one step, and the loss, updated parameters
+// and optimizer state over several Adam steps. Each strategy plans at the
+// smallest budget it can meet, where it recomputes and offloads the most.
+//
+// The memory guarantee on the same runs: the interpreter, which frees every
+// tensor after its last use, holds at most the plan's simulated peak, which
+// is within the budget.
+//
+// The models are written by `python3 -m lethe.onnx_models --tiny --float64`
+// into the directory in LETHE_TEST_MODELS (ctest sets it up).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Dialect/Lethe/IR/LetheDialect.h"
+#include "lethe/Dialect/Lethe/IR/LetheOps.h"
+#include "lethe/Dialect/Lethe/Transforms/Passes.h"
+#include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
+#include "lethe/Interpreter/Interpreter.h"
+#include "lethe/Interpreter/TrainingLoop.h"
+#include "lethe/Planning/Strategies.h"
+#include "lethe/Target/ONNX/ImportONNX.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::lethe;
+
+namespace {
+
+struct PlannedCase {
+  std::string model;
+  std::string output;
+  std::string loss;
+  std::string strategy;
+};
+
+void PrintTo(const PlannedCase &c, std::ostream *os) {
+  *os << c.model << "/" << c.strategy;
+}
+
+class PlannedStep : public ::testing::TestWithParam<PlannedCase> {
+protected:
+  PlannedStep() : context(makeRegistry()) {
+    context.loadAllAvailableDialects();
+  }
+
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registry.insert<LetheDialect, func::FuncDialect>();
+    return registry;
+  }
+
+  /// The model's training step: loss and gradients, plus an Adam update
+  /// when `optimizer` is set.
+  OwningOpRef<ModuleOp> buildStep(bool optimizer) {
+    const PlannedCase &c = GetParam();
+    const char *directory = std::getenv("LETHE_TEST_MODELS");
+    EXPECT_TRUE(directory) << "LETHE_TEST_MODELS is not set; run through "
+                              "ctest, which writes the models";
+    if (!directory)
+      return nullptr;
+    std::string path = std::string(directory) + "/" + c.model + ".onnx";
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    EXPECT_TRUE(buffer) << "cannot read " << path;
+    if (!buffer)
+      return nullptr;
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    OwningOpRef<ModuleOp> module = importONNX(sourceMgr, &context);
+    EXPECT_TRUE(module) << "cannot import " << path;
+    if (!module)
+      return nullptr;
+    PassManager passes(&context);
+    AddLossPassOptions loss;
+    loss.output = c.output;
+    loss.kind = c.loss;
+    passes.addPass(createAddLossPass(loss));
+    passes.addPass(createAutodiffPass());
+    if (optimizer) {
+      AddOptimizerPassOptions adam;
+      adam.kind = "adam";
+      adam.learningRate = 0.01;
+      passes.addPass(createAddOptimizerPass(adam));
+    }
+    EXPECT_TRUE(succeeded(passes.run(*module)));
+    return module;
+  }
+
+  /// The smallest budget the case's strategy meets on `function`.
+  int64_t findBudget(func::FuncOp function) {
+    planning::DeviceProfile profile;
+    std::string error;
+    EXPECT_TRUE(planning::loadDeviceProfile("h100", profile, error)) << error;
+    FailureOr<FunctionPlanningProblem> extracted =
+        extractPlanningProblem(function, profile, 0);
+    EXPECT_TRUE(succeeded(extracted));
+    if (failed(extracted))
+      return -1;
+    planning::SimulationResult unplanned =
+        planning::simulate(extracted->problem, extracted->schedule);
+    planning::PlanOptions options;
+    options.timeLimitSeconds = 5;
+    return planning::findMinimumBudget(GetParam().strategy, extracted->problem,
+                                       options, 0, unplanned.peakBytes);
+  }
+
+  /// Plans, materializes and verifies `module` at `budget` bytes.
+  void plan(ModuleOp module, int64_t budget) {
+    PassManager passes(&context);
+    PlanMemoryPassOptions options;
+    options.budget = std::to_string(budget);
+    options.strategy = GetParam().strategy;
+    options.timeLimit = 5;
+    passes.addPass(createPlanMemoryPass(options));
+    passes.addNestedPass<func::FuncOp>(createMaterializePlanPass());
+    passes.addNestedPass<func::FuncOp>(createVerifyPlanPass());
+    ASSERT_TRUE(succeeded(passes.run(module)));
+  }
+
+  /// Random data inputs for `function` (those without an initializer).
+  static std::vector<HostTensor> makeInputs(func::FuncOp function,
+                                            uint32_t seed) {
+    std::mt19937 generator(seed);
+    std::vector<HostTensor> arguments;
+    for (auto [index, type] : llvm::enumerate(function.getArgumentTypes())) {
+      if (function.getArgAttr(index, "lethe.initializer") ||
+          function.getArgAttr(index, "lethe.step")) {
+        arguments.emplace_back();
+        continue;
+      }
+      HostTensor tensor(cast<RankedTensorType>(type));
+      Type element = tensor.getType().getElementType();
+      int64_t count = tensor.getType().getNumElements();
+      for (int64_t i = 0; i < count; ++i) {
+        if (element.isF64()) {
+          double value =
+              std::uniform_real_distribution<double>(-1, 1)(generator);
+          std::memcpy(tensor.data() + 8 * i, &value, 8);
+        } else if (element.isF32()) {
+          float value = std::uniform_real_distribution<float>(-1, 1)(generator);
+          std::memcpy(tensor.data() + 4 * i, &value, 4);
+        } else {
+          // Class labels: the tiny models have at least 2 classes.
+          int64_t value =
+              std::uniform_int_distribution<int64_t>(0, 1)(generator);
+          std::memcpy(tensor.data() + 8 * i, &value, 8);
+        }
+      }
+      arguments.push_back(std::move(tensor));
+    }
+    return arguments;
+  }
+
+  static func::FuncOp getStep(ModuleOp module) {
+    func::FuncOp step;
+    module.walk([&](func::FuncOp function) { step = function; });
+    return step;
+  }
+
+  static void expectSameBits(ArrayRef<HostTensor> expected,
+                             ArrayRef<HostTensor> actual) {
+    ASSERT_EQ(expected.size(), actual.size());
+    for (size_t index = 0; index < expected.size(); ++index) {
+      ASSERT_EQ(expected[index].getSizeInBytes(),
+                actual[index].getSizeInBytes());
+      EXPECT_EQ(std::memcmp(expected[index].data(), actual[index].data(),
+                            expected[index].getSizeInBytes()),
+                0)
+          << "result " << index << " differs";
+    }
+  }
+
+  MLIRContext context;
+};
+
+TEST_P(PlannedStep, GradientsAreBitIdentical) {
+  OwningOpRef<ModuleOp> reference = buildStep(/*optimizer=*/false);
+  ASSERT_TRUE(reference);
+  OwningOpRef<ModuleOp> planned = reference->clone();
+  int64_t budget = findBudget(getStep(*planned));
+  ASSERT_GT(budget, 0);
+  plan(*planned, budget);
+  func::FuncOp referenceStep = getStep(*reference);
+  func::FuncOp plannedStep = getStep(*planned);
+  std::vector<HostTensor> inputs = makeInputs(referenceStep, 1);
+
+  Interpreter interpreter;
+  FailureOr<std::vector<HostTensor>> expected =
+      interpreter.run(referenceStep, inputs);
+  ASSERT_TRUE(succeeded(expected));
+  FailureOr<std::vector<HostTensor>> actual =
+      interpreter.run(plannedStep, inputs);
+  ASSERT_TRUE(succeeded(actual));
+  expectSameBits(*expected, *actual);
+
+  auto plan = plannedStep->getAttrOfType<DictionaryAttr>(kPlanAttr);
+  int64_t simulatedPeak = plan.getAs<IntegerAttr>("peak").getInt();
+  EXPECT_LE(simulatedPeak, budget);
+  EXPECT_LE(interpreter.getPeakBytes(), simulatedPeak);
+}
+
+TEST_P(PlannedStep, TrainingIsBitIdentical) {
+  OwningOpRef<ModuleOp> reference = buildStep(/*optimizer=*/true);
+  ASSERT_TRUE(reference);
+  OwningOpRef<ModuleOp> planned = reference->clone();
+  int64_t budget = findBudget(getStep(*planned));
+  ASSERT_GT(budget, 0);
+  plan(*planned, budget);
+  FailureOr<std::unique_ptr<TrainingLoop>> expectedLoop =
+      TrainingLoop::create(getStep(*reference));
+  FailureOr<std::unique_ptr<TrainingLoop>> actualLoop =
+      TrainingLoop::create(getStep(*planned));
+  ASSERT_TRUE(succeeded(expectedLoop) && succeeded(actualLoop));
+  for (uint32_t step = 0; step < 3; ++step) {
+    std::vector<HostTensor> inputs = makeInputs(getStep(*reference), step);
+    FailureOr<double> expectedLoss = (*expectedLoop)->step(inputs);
+    FailureOr<double> actualLoss = (*actualLoop)->step(inputs);
+    ASSERT_TRUE(succeeded(expectedLoss) && succeeded(actualLoss));
+    expectSameBits((*expectedLoop)->getResults(), (*actualLoop)->getResults());
+  }
+  auto plan = getStep(*planned)->getAttrOfType<DictionaryAttr>(kPlanAttr);
+  EXPECT_LE((*actualLoop)->getPeakBytes(),
+            plan.getAs<IntegerAttr>("peak").getInt());
+}
+
+std::vector<PlannedCase> makeCases() {
+  const PlannedCase models[] = {
+      {"mlp", "logits", "softmax_cross_entropy", ""},
+      {"cnn", "logits", "softmax_cross_entropy", ""},
+      {"transformer", "y", "mse", ""},
+      {"unet", "y", "mse", ""},
+  };
+  std::vector<PlannedCase> cases;
+  for (const std::string &strategy : planning::getStrategyNames())
+    for (PlannedCase c : models) {
+      c.strategy = strategy;
+      cases.push_back(c);
+    }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, PlannedStep, ::testing::ValuesIn(makeCases()),
+                         [](const ::testing::TestParamInfo<PlannedCase> &info) {
+                           std::string name =
+                               info.param.model + "_" + info.param.strategy;
+                           for (char &c : name)
+                             if (c == '-')
+                               c = '_';
+                           return name;
+                         });
+
+} // namespace
