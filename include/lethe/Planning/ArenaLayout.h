@@ -1,4 +1,4 @@
-//===- ArenaLayout.h - Static addresses for a schedule's tensors -*- C++
+//===- ArenaLayout.h - Static addresses for a step's tensors ----*- C++ -*-===//
 //-*-===//
 //
 // Part of the Lethe project.
