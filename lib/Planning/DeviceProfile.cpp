@@ -12,16 +12,15 @@
 
 #include "lethe/Planning/DeviceProfile.h"
 
-#include <nlohmann/json.hpp>
+#include "JsonUtils.h"
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <utility>
 
 using namespace lethe::planning;
-using json = nlohmann::json;
+using namespace lethe::planning::json_utils;
 
 namespace {
 
@@ -32,91 +31,58 @@ const std::pair<const char *, const char *> kBuiltinProfiles[] = {
 
 const char *const kPrecisionNames[] = {"f16", "bf16", "f32", "f64"};
 
-/// Reads the positive finite number `key` of `object` into `value`.
-bool readPositive(const json &object, const char *key, double &value,
-                  std::string &why) {
+/// The positive finite number `key` of `object`; `context` prefixes the
+/// errors ("peak_flops: 'f16' is missing").
+double getPositiveMember(const json &object, const char *key,
+                         const std::string &context = "") {
+  std::string what = context + "'" + key + "'";
   auto it = object.find(key);
-  if (it == object.end()) {
-    why = std::string("'") + key + "' is missing";
-    return false;
-  }
-  if (!it->is_number()) {
-    why = std::string("'") + key + "' must be a number, got " + it->dump();
-    return false;
-  }
-  value = it->get<double>();
-  if (!std::isfinite(value) || value <= 0) {
-    why = std::string("'") + key + "' must be positive and finite, got " +
-          it->dump();
-    return false;
-  }
-  return true;
+  if (it == object.end())
+    throw SchemaError(what + " is missing");
+  return getPositive(*it, what);
 }
 
-/// Fails when `object` has a key not in `known`.
-bool checkKeys(const json &object, std::initializer_list<const char *> known,
-               const std::string &where, std::string &why) {
-  for (const auto &item : object.items())
-    if (std::none_of(known.begin(), known.end(),
-                     [&](const char *key) { return item.key() == key; })) {
-      why = "unknown field '" + item.key() + "'" + where;
-      return false;
-    }
-  return true;
-}
-
-bool parseObject(const json &document, DeviceProfile &profile,
-                 std::string &why) {
-  if (!document.is_object()) {
-    why = "the profile must be a JSON object";
-    return false;
-  }
-  if (!checkKeys(document,
-                 {"name", "description", "peak_flops", "memory_bandwidth",
-                  "host_to_device_bandwidth", "device_to_host_bandwidth",
-                  "launch_overhead", "memory_bytes"},
-                 "", why))
-    return false;
-  for (const char *key : {"name", "description"}) {
+DeviceProfile parseObject(const json &document) {
+  if (!document.is_object())
+    throw SchemaError("the profile must be a JSON object");
+  checkKeys(document,
+            {"name", "description", "peak_flops", "memory_bandwidth",
+             "host_to_device_bandwidth", "device_to_host_bandwidth",
+             "launch_overhead", "memory_bytes"},
+            "");
+  DeviceProfile profile;
+  for (auto [key, field] :
+       {std::make_pair("name", &profile.name),
+        std::make_pair("description", &profile.description)}) {
     auto it = document.find(key);
     if (it == document.end() || !it->is_string() ||
-        it->get<std::string>().empty()) {
-      why = std::string("'") + key + "' must be a non-empty string";
-      return false;
-    }
+        it->get<std::string>().empty())
+      throw SchemaError(std::string("'") + key +
+                        "' must be a non-empty string");
+    *field = it->get<std::string>();
   }
-  profile.name = document["name"].get<std::string>();
-  profile.description = document["description"].get<std::string>();
   auto peaks = document.find("peak_flops");
-  if (peaks == document.end() || !peaks->is_object()) {
-    why = "'peak_flops' must be an object with f16, bf16, f32 and f64";
-    return false;
-  }
-  if (!checkKeys(*peaks, {"f16", "bf16", "f32", "f64"}, " in 'peak_flops'",
-                 why))
-    return false;
+  if (peaks == document.end() || !peaks->is_object())
+    throw SchemaError(
+        "'peak_flops' must be an object with f16, bf16, f32 and f64");
+  checkKeys(*peaks, {"f16", "bf16", "f32", "f64"}, "'peak_flops'");
   for (int i = 0; i < 4; ++i)
-    if (!readPositive(*peaks, kPrecisionNames[i], profile.peakFlops[i], why)) {
-      why = "peak_flops: " + why;
-      return false;
-    }
-  double memoryBytes = 0;
-  if (!readPositive(document, "memory_bandwidth", profile.memoryBandwidth,
-                    why) ||
-      !readPositive(document, "host_to_device_bandwidth",
-                    profile.hostToDeviceBandwidth, why) ||
-      !readPositive(document, "device_to_host_bandwidth",
-                    profile.deviceToHostBandwidth, why) ||
-      !readPositive(document, "launch_overhead", profile.launchOverhead, why) ||
-      !readPositive(document, "memory_bytes", memoryBytes, why))
-    return false;
-  if (!document["memory_bytes"].is_number_integer() || memoryBytes >= 9.2e18) {
-    why = "'memory_bytes' must be a whole number of bytes below 2^63, got " +
-          document["memory_bytes"].dump();
-    return false;
-  }
-  profile.memoryBytes = document["memory_bytes"].get<int64_t>();
-  return true;
+    profile.peakFlops[i] =
+        getPositiveMember(*peaks, kPrecisionNames[i], "peak_flops: ");
+  profile.memoryBandwidth = getPositiveMember(document, "memory_bandwidth");
+  profile.hostToDeviceBandwidth =
+      getPositiveMember(document, "host_to_device_bandwidth");
+  profile.deviceToHostBandwidth =
+      getPositiveMember(document, "device_to_host_bandwidth");
+  profile.launchOverhead = getPositiveMember(document, "launch_overhead");
+  double memoryBytes = getPositiveMember(document, "memory_bytes");
+  const json &memory = document.at("memory_bytes");
+  if (!memory.is_number_integer() || memoryBytes >= 9.2e18)
+    throw SchemaError(
+        "'memory_bytes' must be a whole number of bytes below 2^63, got " +
+        memory.dump());
+  profile.memoryBytes = memory.get<int64_t>();
+  return profile;
 }
 
 } // namespace
@@ -140,26 +106,12 @@ bool lethe::planning::parseDeviceProfile(std::string_view text,
                                          std::string_view origin,
                                          DeviceProfile &profile,
                                          std::string &error) {
-  std::string prefix = "device profile " + std::string(origin) + ": ";
-  json document;
   try {
-    document = json::parse(text);
-  } catch (const json::parse_error &parseError) {
-    // nlohmann's message: "[json.exception.parse_error.101] parse error at
-    // line 3, column 5: ..."; keep what follows the bracketed id.
-    std::string message = parseError.what();
-    size_t start = message.find("] ");
-    error = prefix + "invalid JSON: " +
-            (start == std::string::npos ? message : message.substr(start + 2));
+    profile = parseObject(parseDocument(text));
+  } catch (const SchemaError &schemaError) {
+    error = "device profile " + std::string(origin) + ": " + schemaError.what();
     return false;
   }
-  DeviceProfile parsed;
-  std::string why;
-  if (!parseObject(document, parsed, why)) {
-    error = prefix + why;
-    return false;
-  }
-  profile = std::move(parsed);
   return true;
 }
 

@@ -28,11 +28,13 @@ json parseDocument(std::string_view text) {
 void checkKeys(const json &object, std::initializer_list<const char *> known,
                const std::string &where) {
   if (!object.is_object())
-    throw SchemaError(where + " must be a JSON object");
+    throw SchemaError((where.empty() ? "the document" : where) +
+                      " must be a JSON object");
   for (const auto &item : object.items())
     if (std::none_of(known.begin(), known.end(),
                      [&](const char *key) { return item.key() == key; }))
-      throw SchemaError("unknown field '" + item.key() + "' in " + where);
+      throw SchemaError("unknown field '" + item.key() + "'" +
+                        (where.empty() ? "" : " in " + where));
 }
 
 const json &getMember(const json &object, const char *key,
@@ -65,6 +67,16 @@ double getNonNegative(const json &value, const std::string &what) {
   double number = value.get<double>();
   if (!std::isfinite(number) || number < 0)
     throw SchemaError(what + " must be finite and not negative, got " +
+                      value.dump());
+  return number;
+}
+
+double getPositive(const json &value, const std::string &what) {
+  if (!value.is_number())
+    throw SchemaError(what + " must be a number, got " + value.dump());
+  double number = value.get<double>();
+  if (!std::isfinite(number) || number <= 0)
+    throw SchemaError(what + " must be positive and finite, got " +
                       value.dump());
   return number;
 }

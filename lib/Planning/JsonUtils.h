@@ -35,7 +35,9 @@ struct SchemaError : std::runtime_error {
 json parseDocument(std::string_view text);
 
 /// Throws when `object` (which must be an object; `where` names it) has a key
-/// not in `known`, so that a misspelt field is not silently ignored.
+/// not in `known`, so that a misspelt field is not silently ignored. An empty
+/// `where` stands for the whole document, whose errors name it already:
+/// "unknown field 'k'" rather than "unknown field 'k' in <where>".
 void checkKeys(const json &object, std::initializer_list<const char *> known,
                const std::string &where);
 
@@ -49,6 +51,9 @@ int64_t getInteger(const json &value, const std::string &what, int64_t minimum,
 
 /// `value` as a finite number >= 0; throws otherwise.
 double getNonNegative(const json &value, const std::string &what);
+
+/// `value` as a finite number > 0; throws otherwise.
+double getPositive(const json &value, const std::string &what);
 
 /// `value` as a string; throws otherwise.
 std::string getString(const json &value, const std::string &what);

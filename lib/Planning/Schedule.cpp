@@ -7,6 +7,7 @@
 #include "lethe/Planning/Schedule.h"
 
 #include "JsonUtils.h"
+#include "ScheduleReplay.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -15,6 +16,7 @@
 
 using namespace lethe::planning;
 using namespace lethe::planning::json_utils;
+using namespace lethe::planning::detail;
 
 namespace {
 
@@ -89,19 +91,20 @@ Schedule lethe::planning::makeUnplannedSchedule(const TrainingGraph &graph) {
   return schedule;
 }
 
-SimulationResult lethe::planning::simulate(const PlanningProblem &problem,
-                                           const Schedule &schedule) {
+ScheduleReplay detail::replaySchedule(const PlanningProblem &problem,
+                                      const Schedule &schedule) {
   const TrainingGraph &graph = problem.graph;
   int numValues = static_cast<int>(graph.values.size());
   int numNodes = static_cast<int>(graph.nodes.size());
   int64_t numSteps = static_cast<int64_t>(schedule.size());
-  SimulationResult result;
+  ScheduleReplay replay;
+  SimulationResult &result = replay.result;
   auto fail = [&](int64_t step, const std::string &message) {
-    result = SimulationResult();
-    result.error = "step " + std::to_string(step) + " (" +
-                   stringifyStepKind(schedule[step].kind) + " " +
-                   std::to_string(schedule[step].id) + "): " + message;
-    return result;
+    replay = ScheduleReplay();
+    replay.result.error = "step " + std::to_string(step) + " (" +
+                          stringifyStepKind(schedule[step].kind) + " " +
+                          std::to_string(schedule[step].id) + "): " + message;
+    return std::move(replay);
   };
 
   std::vector<Version> versions;
@@ -168,8 +171,10 @@ SimulationResult lethe::planning::simulate(const PlanningProblem &problem,
       double start = std::max(deviceToHostFree, computeTime);
       version.offloadEnd = start + problem.link.copySeconds(bytes, false);
       deviceToHostFree = version.offloadEnd;
-      if (hostReady[s.id] < 0)
+      if (hostReady[s.id] < 0) {
         hostBytes += bytes;
+        replay.hostCopies.push_back({s.id, step});
+      }
       hostReady[s.id] = version.offloadEnd;
       result.hostPeakBytes = std::max(result.hostPeakBytes, hostBytes);
       result.offloadedBytes += bytes;
@@ -210,16 +215,17 @@ SimulationResult lethe::planning::simulate(const PlanningProblem &problem,
   }
   for (int value = 0; value < numValues; ++value)
     if (graph.values[value].isOutput && !isResident(value)) {
-      result = SimulationResult();
-      result.error = "the step ends without " + describeValue(graph, value) +
-                     ", an output, resident";
-      return result;
+      replay = ScheduleReplay();
+      replay.result.error = "the step ends without " +
+                            describeValue(graph, value) +
+                            ", an output, resident";
+      return replay;
     }
 
   // Each version is held from the step that makes it to the step that frees
   // it: its release, the end for outputs and unreleased offloads, else its
   // last read.
-  std::vector<int64_t> delta(numSteps + 2, 0);
+  replay.versions.reserve(versions.size());
   for (size_t index = 0; index < versions.size(); ++index) {
     const Version &version = versions[index];
     int64_t freeStep;
@@ -231,8 +237,25 @@ SimulationResult lethe::planning::simulate(const PlanningProblem &problem,
       freeStep = numSteps;
     else
       freeStep = std::max(version.allocStep, version.lastRead);
-    delta[version.allocStep] += graph.values[version.value].bytes;
-    delta[freeStep + 1] -= graph.values[version.value].bytes;
+    replay.versions.push_back({version.value, version.allocStep, freeStep});
+  }
+  result.seconds = computeTime;
+  result.valid = true;
+  return replay;
+}
+
+SimulationResult lethe::planning::simulate(const PlanningProblem &problem,
+                                           const Schedule &schedule) {
+  ScheduleReplay replay = detail::replaySchedule(problem, schedule);
+  SimulationResult result = std::move(replay.result);
+  if (!result.valid)
+    return result;
+  int64_t numSteps = static_cast<int64_t>(schedule.size());
+  std::vector<int64_t> delta(numSteps + 2, 0);
+  for (const VersionLifetime &version : replay.versions) {
+    int64_t bytes = problem.graph.values[version.value].bytes;
+    delta[version.firstStep] += bytes;
+    delta[version.lastStep + 1] -= bytes;
   }
   result.memory.resize(numSteps + 1);
   int64_t running = 0;
@@ -244,8 +267,6 @@ SimulationResult lethe::planning::simulate(const PlanningProblem &problem,
       result.peakStep = step;
     }
   }
-  result.seconds = computeTime;
-  result.valid = true;
   return result;
 }
 

@@ -1,0 +1,259 @@
+//===- PlanningBench.cpp - Time the planning strategies -------------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs every registered strategy (but auto, which only combines the others)
+// on generated training steps of growing size: random chains and random
+// training DAGs (GraphGenerators.h) of about 100 to 20000 nodes, at budgets
+// that are fractions of the unplanned peak. For each run it prints the solve
+// time, the overhead of the plan (its simulated time over the unplanned
+// time), and the arena the plan needs once laid out (ArenaLayout.h) over its
+// liveness peak. Strategies are found by name in the strategy table, so a
+// new one shows up here without a change.
+//
+// A strategy that takes longer than --max-seconds at one size is not run at
+// larger sizes of the same kind of graph; the cap is also its time limit.
+//
+// Usage: lethe-bench-planning [--sizes=100,1000,5000,20000]
+//          [--budgets=0.8,0.5] [--max-seconds=60] [--kinds=chain,dag]
+//          [--strategies=a,b,...] [--seed=1] [--no-arena]
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Planning/ArenaLayout.h"
+#include "lethe/Planning/GraphGenerators.h"
+#include "lethe/Planning/Strategies.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace lethe::planning;
+
+namespace {
+
+struct Options {
+  std::vector<int> sizes = {100, 1000, 5000, 20000};
+  std::vector<double> budgets = {0.8, 0.5};
+  double maxSeconds = 60;
+  std::vector<std::string> kinds = {"chain", "dag"};
+  std::vector<std::string> strategies; // empty: all but auto
+  uint64_t seed = 1;
+  bool arena = true;
+};
+
+std::vector<std::string> splitList(const char *text) {
+  std::vector<std::string> items;
+  std::string current;
+  for (const char *c = text;; ++c) {
+    if (*c == ',' || *c == '\0') {
+      if (!current.empty())
+        items.push_back(current);
+      current.clear();
+      if (*c == '\0')
+        break;
+    } else {
+      current += *c;
+    }
+  }
+  return items;
+}
+
+bool parseNumber(const std::string &text, double &number) {
+  char *end = nullptr;
+  number = std::strtod(text.c_str(), &end);
+  return !text.empty() && end && *end == '\0';
+}
+
+bool parseOptions(int argc, char **argv, Options &options) {
+  for (int i = 1; i < argc; ++i) {
+    const char *arg = argv[i];
+    auto value = [&](const char *flag) -> const char * {
+      size_t length = std::strlen(flag);
+      if (std::strncmp(arg, flag, length) == 0 && arg[length] == '=')
+        return arg + length + 1;
+      return nullptr;
+    };
+    double number = 0;
+    if (const char *text = value("--sizes")) {
+      options.sizes.clear();
+      for (const std::string &item : splitList(text)) {
+        if (!parseNumber(item, number) || number < 4)
+          return false;
+        options.sizes.push_back(static_cast<int>(number));
+      }
+    } else if (const char *text = value("--budgets")) {
+      options.budgets.clear();
+      for (const std::string &item : splitList(text)) {
+        if (!parseNumber(item, number) || number <= 0 || number > 1)
+          return false;
+        options.budgets.push_back(number);
+      }
+    } else if (const char *text = value("--max-seconds")) {
+      if (!parseNumber(text, number) || number <= 0)
+        return false;
+      options.maxSeconds = number;
+    } else if (const char *text = value("--kinds")) {
+      options.kinds = splitList(text);
+      for (const std::string &kind : options.kinds)
+        if (kind != "chain" && kind != "dag")
+          return false;
+    } else if (const char *text = value("--strategies")) {
+      options.strategies = splitList(text);
+    } else if (const char *text = value("--seed")) {
+      if (!parseNumber(text, number) || number < 0)
+        return false;
+      options.seed = static_cast<uint64_t>(number);
+    } else if (std::strcmp(arg, "--no-arena") == 0) {
+      options.arena = false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A generated step of about `nodes` nodes. Both generators make about
+/// three nodes per forward node (forward, backward, optimizer or gradient
+/// sums); one correction from the first try's count gets close.
+TrainingGraph makeGraph(const std::string &kind, int nodes, uint64_t seed) {
+  auto make = [&](int forward) {
+    return kind == "chain" ? makeRandomChain(forward, seed)
+                           : makeRandomTrainingDag(forward, seed);
+  };
+  int forward = std::max(1, nodes / 3);
+  TrainingGraph graph = make(forward);
+  double scale = static_cast<double>(nodes) / graph.nodes.size();
+  int corrected = std::max(1, static_cast<int>(forward * scale + 0.5));
+  return corrected == forward ? graph : make(corrected);
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  if (!parseOptions(argc, argv, options)) {
+    std::fprintf(stderr,
+                 "usage: %s [--sizes=100,1000,5000,20000] [--budgets=0.8,0.5] "
+                 "[--max-seconds=60] [--kinds=chain,dag] "
+                 "[--strategies=a,b,...] [--seed=1] [--no-arena]\n",
+                 argv[0]);
+    return 2;
+  }
+  std::vector<std::string> strategies = options.strategies;
+  if (strategies.empty())
+    for (const std::string &name : getStrategyNames())
+      if (name != "auto")
+        strategies.push_back(name);
+  for (const std::string &name : strategies)
+    if (!lookupStrategy(name)) {
+      std::fprintf(stderr, "unknown strategy '%s'\n", name.c_str());
+      return 2;
+    }
+
+  PlanOptions planOptions;
+  planOptions.timeLimitSeconds = options.maxSeconds;
+  std::printf("Planning strategies on generated training steps (seed %llu, "
+              "cap %.0f s per run)\n",
+              static_cast<unsigned long long>(options.seed),
+              options.maxSeconds);
+  std::printf("overhead: plan time / unplanned time; arena: laid-out arena / "
+              "liveness peak of the plan (256-byte alignment)\n\n");
+  std::printf("%-6s %6s %7s  %-14s %6s %10s %9s %10s %8s %9s  %s\n", "graph",
+              "nodes", "values", "strategy", "budget", "solve ms", "overhead",
+              "peak KiB", "arena", "layout ms", "note");
+  for (const std::string &kind : options.kinds) {
+    // Strategies that ran past the cap on a smaller graph of this kind.
+    std::map<std::string, int> tooSlowAt;
+    for (int size : options.sizes) {
+      TrainingGraph graph = makeGraph(kind, size, options.seed);
+      PlanningProblem base = makeProblem(graph, 1.0);
+      Schedule unplannedSchedule = makeUnplannedSchedule(base.graph);
+      SimulationResult unplanned = simulate(base, unplannedSchedule);
+      {
+        std::printf("%-6s %6zu %7zu  %-14s %6.2f %10s %9.4f %10.1f ",
+                    kind.c_str(), graph.nodes.size(), graph.values.size(),
+                    "(unplanned)", 1.0, "-", 1.0, unplanned.peakBytes / 1024.0);
+        if (options.arena) {
+          auto start = std::chrono::steady_clock::now();
+          ArenaLayout layout =
+              layOutArena(getScheduleBuffers(base, unplannedSchedule).device);
+          std::printf(
+              "%8.4f %9.1f\n",
+              static_cast<double>(layout.arenaBytes) /
+                  static_cast<double>(std::max<int64_t>(layout.peakBytes, 1)),
+              secondsSince(start) * 1e3);
+        } else {
+          std::printf("%8s %9s\n", "-", "-");
+        }
+      }
+      for (const std::string &name : strategies) {
+        for (double fraction : options.budgets) {
+          std::printf("%-6s %6zu %7zu  %-14s %6.2f ", kind.c_str(),
+                      graph.nodes.size(), graph.values.size(), name.c_str(),
+                      fraction);
+          if (tooSlowAt.count(name)) {
+            std::printf("%10s %9s %10s %8s %9s  skipped: over the cap at %d "
+                        "nodes\n",
+                        "-", "-", "-", "-", "-", tooSlowAt[name]);
+            continue;
+          }
+          PlanningProblem problem = base;
+          problem.budgetBytes = static_cast<int64_t>(
+              fraction * static_cast<double>(unplanned.peakBytes));
+          Plan plan;
+          std::string error;
+          auto start = std::chrono::steady_clock::now();
+          bool found = lookupStrategy(name)(problem, planOptions, plan, error);
+          double solveSeconds = secondsSince(start);
+          if (solveSeconds > options.maxSeconds)
+            tooSlowAt.emplace(name, static_cast<int>(graph.nodes.size()));
+          if (!found) {
+            std::printf("%10.1f %9s %10s %8s %9s  no plan: %s\n",
+                        solveSeconds * 1e3, "-", "-", "-", "-", error.c_str());
+            continue;
+          }
+          SimulationResult simulation = simulate(problem, plan.schedule);
+          if (!simulation.valid || simulation.peakBytes > problem.budgetBytes) {
+            std::printf("%10.1f %9s %10s %8s %9s  BROKEN PLAN: %s\n",
+                        solveSeconds * 1e3, "-", "-", "-", "-",
+                        simulation.valid ? "over the budget"
+                                         : simulation.error.c_str());
+            continue;
+          }
+          double overhead = simulation.seconds / unplanned.seconds;
+          std::printf("%10.1f %9.4f %10.1f ", solveSeconds * 1e3, overhead,
+                      simulation.peakBytes / 1024.0);
+          if (!options.arena) {
+            std::printf("%8s %9s\n", "-", "-");
+            continue;
+          }
+          start = std::chrono::steady_clock::now();
+          ScheduleBuffers buffers = getScheduleBuffers(problem, plan.schedule);
+          ArenaLayout layout = layOutArena(buffers.device);
+          double layoutSeconds = secondsSince(start);
+          std::printf("%8.4f %9.1f\n",
+                      layout.peakBytes > 0
+                          ? static_cast<double>(layout.arenaBytes) /
+                                static_cast<double>(layout.peakBytes)
+                          : 1.0,
+                      layoutSeconds * 1e3);
+        }
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,60 @@
+//===- ScheduleReplay.h - One replay of a schedule, shared ------*- C++ -*-===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The replay behind simulate() and getScheduleBuffers(): it checks every rule
+// of a schedule, times it, and finds every device version of a value and the
+// steps it is held by the freeing rule of Schedule.h, and every host copy.
+// The simulator sums the lifetimes into the memory curve; the arena layout
+// gives each of them an address. Keeping one routine keeps the two in
+// agreement: the arena holds exactly what the simulator counts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LETHE_LIB_PLANNING_SCHEDULEREPLAY_H
+#define LETHE_LIB_PLANNING_SCHEDULEREPLAY_H
+
+#include "lethe/Planning/Schedule.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace lethe::planning::detail {
+
+/// A device copy of a value, held from `firstStep` to `lastStep` inclusive.
+/// Steps are schedule indices; the number of steps stands for the end of the
+/// training step (where outputs and unreleased offloads are still held).
+struct VersionLifetime {
+  int value = 0;
+  int64_t firstStep = 0;
+  int64_t lastStep = 0;
+};
+
+/// The host copy of a value, made by its first offload and kept to the end
+/// (later offloads of the value overwrite it in place).
+struct HostCopy {
+  int value = 0;
+  int64_t firstStep = 0;
+};
+
+/// What a replay found.
+struct ScheduleReplay {
+  /// Validity, error, time, stalls, recompute time, copied bytes and the host
+  /// peak; `memory`, `peakBytes` and `peakStep` are left for the caller.
+  SimulationResult result;
+  /// Every device version, in the order they are made (inputs of the step
+  /// first); empty when the schedule is invalid.
+  std::vector<VersionLifetime> versions;
+  /// Every offloaded value's host copy, in the order of first offloads.
+  std::vector<HostCopy> hostCopies;
+};
+
+/// Replays `schedule` on `problem` (the rules and time model of Schedule.h).
+ScheduleReplay replaySchedule(const PlanningProblem &problem,
+                              const Schedule &schedule);
+
+} // namespace lethe::planning::detail
+
+#endif // LETHE_LIB_PLANNING_SCHEDULEREPLAY_H
