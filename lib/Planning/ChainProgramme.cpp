@@ -68,9 +68,9 @@ Schedule lethe::planning::translateOperations(
     const ChainStage &stage = chain.stages[operation.stage];
     const std::vector<int> &nodes =
         operation.backward ? stage.backwardNodes
-        : operation.first  ? stage.forwardNodes
-                           : stage.recomputeNodes[static_cast<int>(
-                                 operation.mode)];
+        : operation.first
+            ? stage.forwardNodes
+            : stage.recomputeNodes[static_cast<int>(operation.mode)];
     for (int node : nodes)
       schedule.push_back(Step::compute(node));
   }
@@ -85,8 +85,8 @@ ChainStrategy lethe::planning::makeSegmentStrategy(int numStages,
   segments = std::max(1, std::min(segments, numStages));
   std::vector<int> starts;
   for (int segment = 0; segment <= segments; ++segment)
-    starts.push_back(static_cast<int>(static_cast<int64_t>(segment) *
-                                      numStages / segments));
+    starts.push_back(
+        static_cast<int>(static_cast<int64_t>(segment) * numStages / segments));
   int last = numStages - 1;
   for (int segment = 0; segment < segments; ++segment) {
     int begin = starts[segment], end = starts[segment + 1] - 1;
@@ -130,8 +130,7 @@ bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
   int64_t heldSlots = 0;
   for (const ChainStage &stage : stages)
     heldSlots += slotsOf(stage.heldAllBytes);
-  int numHeld =
-      static_cast<int>(std::min(heldSlots, budgetBytes / slot) + 1);
+  int numHeld = static_cast<int>(std::min(heldSlots, budgetBytes / slot) + 1);
   double epsilon = 1e-9 * std::max(totalSeconds, 1e-300);
 
   // The peak of a forward block run at front `last` (first computations
@@ -160,8 +159,8 @@ bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
   }
   std::vector<Cell> cells(cellCount);
   auto cellAt = [&](int first, int last, int64_t held) -> Cell & {
-    return cells[rowStart[first] +
-                 static_cast<size_t>(last - first) * numHeld + held];
+    return cells[rowStart[first] + static_cast<size_t>(last - first) * numHeld +
+                 held];
   };
   auto better = [&](double seconds, int64_t peak, const Cell &cell) {
     if (seconds < cell.seconds - epsilon)
@@ -179,60 +178,65 @@ bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
       int64_t allPeak = forwardPeak(first, allMode, last);
       double allSeconds = forwardSeconds(first, allMode, last);
       int64_t childHeld = slotsOf(stage.heldAllBytes);
+      Cell *row = &cellAt(first, last, 0);
+      // All: run the stage keeping everything, the rest, its backward.
       for (int64_t held = 0; held < numHeld; ++held) {
         int64_t base = held * slot;
-        Cell best;
-        // All: run the stage keeping everything, the rest, its backward.
-        if (allPeak < kNever && base + allPeak <= budgetBytes &&
-            base + stage.backwardPeakBytes <= budgetBytes) {
-          double seconds = allSeconds;
-          int64_t peak = base + std::max(allPeak, stage.backwardPeakBytes);
-          if (first < last) {
-            if (held + childHeld < numHeld) {
-              const Cell &child = cellAt(first + 1, last, held + childHeld);
-              seconds += child.seconds;
-              peak = std::max(peak, child.peak);
-            } else {
-              seconds = kInfinity;
-            }
-          }
-          if (seconds < kInfinity) {
-            best.seconds = seconds;
-            best.peak = peak;
-            best.choice = 0;
+        Cell &best = row[held];
+        best = Cell();
+        if (allPeak >= kNever || base + allPeak > budgetBytes ||
+            base + stage.backwardPeakBytes > budgetBytes)
+          break;
+        double seconds = allSeconds;
+        int64_t peak = base + std::max(allPeak, stage.backwardPeakBytes);
+        if (first < last) {
+          if (held + childHeld >= numHeld)
+            break;
+          const Cell &child = cellAt(first + 1, last, held + childHeld);
+          seconds += child.seconds;
+          peak = std::max(peak, child.peak);
+        }
+        if (seconds < kInfinity) {
+          best.seconds = seconds;
+          best.peak = peak;
+          best.choice = 0;
+        }
+      }
+      // Split at `split`: a checkpoint, forward to split - 1, the right part
+      // with the output of split - 1 held, then the left part. The forward
+      // run does not depend on the memory held, so it is the outer loop.
+      int64_t runPeak = 0;
+      double runSeconds = 0;
+      for (int split = first + 1; split <= last; ++split) {
+        int previous = split - 1;
+        ForwardMode mode =
+            previous == first ? ForwardMode::Checkpoint : ForwardMode::NoKeep;
+        int64_t peak = forwardPeak(previous, mode, last);
+        if (peak >= kNever)
+          break;
+        runPeak = std::max(runPeak, peak);
+        runSeconds += forwardSeconds(previous, mode, last);
+        if (runPeak > budgetBytes)
+          break;
+        int64_t outputSlots = slotsOf(stages[previous].outputBytes);
+        int64_t heldLimit =
+            std::min((budgetBytes - runPeak) / slot + 1, numHeld - outputSlots);
+        const Cell *right = &cellAt(split, last, outputSlots);
+        const Cell *left = &cellAt(first, previous, 0);
+        for (int64_t held = 0; held < heldLimit; ++held) {
+          if (right[held].seconds == kInfinity ||
+              left[held].seconds == kInfinity)
+            break;
+          double seconds =
+              runSeconds + right[held].seconds + left[held].seconds;
+          int64_t total = std::max(
+              {held * slot + runPeak, right[held].peak, left[held].peak});
+          if (better(seconds, total, row[held])) {
+            row[held].seconds = seconds;
+            row[held].peak = total;
+            row[held].choice = split;
           }
         }
-        // Split at `split`: a checkpoint, forward to split - 1, the right
-        // part with the output of split - 1 held, then the left part.
-        int64_t runPeak = 0;
-        double runSeconds = 0;
-        for (int split = first + 1; split <= last; ++split) {
-          int previous = split - 1;
-          ForwardMode mode = previous == first ? ForwardMode::Checkpoint
-                                               : ForwardMode::NoKeep;
-          int64_t peak = forwardPeak(previous, mode, last);
-          if (peak >= kNever)
-            break;
-          runPeak = std::max(runPeak, peak);
-          runSeconds += forwardSeconds(previous, mode, last);
-          if (base + runPeak > budgetBytes)
-            break;
-          int64_t rightHeld = held + slotsOf(stages[previous].outputBytes);
-          if (rightHeld >= numHeld)
-            continue;
-          const Cell &right = cellAt(split, last, rightHeld);
-          const Cell &left = cellAt(first, previous, held);
-          if (right.seconds == kInfinity || left.seconds == kInfinity)
-            continue;
-          double seconds = runSeconds + right.seconds + left.seconds;
-          int64_t total = std::max({base + runPeak, right.peak, left.peak});
-          if (better(seconds, total, best)) {
-            best.seconds = seconds;
-            best.peak = total;
-            best.choice = split;
-          }
-        }
-        cellAt(first, last, held) = best;
       }
     }
   }

@@ -243,7 +243,7 @@ bool lethe::planning::reduceToChain(const TrainingGraph &graph,
       continue;
     const GraphValue &v = graph.values[value];
     int alloc = std::max(v.producer, 0);
-    int free = v.isOutput         ? numNodes
+    int free = v.isOutput        ? numNodes
                : v.users.empty() ? alloc
                                  : std::max(alloc, v.users.back());
     atDelta[alloc] += v.bytes;

@@ -55,11 +55,9 @@ bool planChainSchedule(const PlanningProblem &problem,
                        const ChainReduction &chain, Schedule &schedule,
                        SimulationResult &simulation) {
   int64_t budget = problem.budgetBytes;
-  for (int attempt = 0; attempt <= kMaxTightenings && budget >= 0;
-       ++attempt) {
+  for (int attempt = 0; attempt <= kMaxTightenings && budget >= 0; ++attempt) {
     ChainProgrammeResult solution;
-    if (!solveChainProgramme(chain, budget, ChainProgrammeOptions(),
-                             solution))
+    if (!solveChainProgramme(chain, budget, ChainProgrammeOptions(), solution))
       return false;
     Schedule candidate =
         translateOperations(chain, expandStrategy(solution.strategy));
@@ -318,8 +316,8 @@ bool lethe::planning::planChainOffload(const PlanningProblem &problem,
     }
     return true;
   } catch (const std::exception &exception) {
-    error = std::string("the chain-offload strategy failed: ") +
-            exception.what();
+    error =
+        std::string("the chain-offload strategy failed: ") + exception.what();
     return false;
   }
 }

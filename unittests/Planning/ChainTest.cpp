@@ -150,8 +150,7 @@ TEST(ChainReductionTest, RandomDagsGiveOrderedBlocks) {
         EXPECT_EQ(node, next++);
     // The backward blocks come in reverse stage order.
     int previous = static_cast<int>(chain.stages.size());
-    for (int node = next; node < static_cast<int>(graph.nodes.size());
-         ++node) {
+    for (int node = next; node < static_cast<int>(graph.nodes.size()); ++node) {
       EXPECT_LE(chain.stageOfNode[node], previous);
       previous = chain.stageOfNode[node];
     }
@@ -186,8 +185,7 @@ enumerateChainSchedules(const PlanningProblem &problem, int layers) {
   };
   std::vector<std::pair<double, int64_t>> found;
   Schedule schedule;
-  std::function<void(std::vector<Task>)> search = [&](std::vector<Task>
-                                                          stack) {
+  std::function<void(std::vector<Task>)> search = [&](std::vector<Task> stack) {
     if (stack.empty()) {
       SimulationResult result = simulate(problem, schedule);
       EXPECT_TRUE(result.valid) << result.error;
@@ -234,7 +232,7 @@ enumerateChainSchedules(const PlanningProblem &problem, int layers) {
 
 TEST(ChainProgrammeTest, EqualsExhaustiveSearchOnChains) {
   // Large Schroeder numbers: the family's size for 1..10 stages.
-  const size_t familySize[] = {0,    1,     2,     6,      22,    90,
+  const size_t familySize[] = {0,   1,    2,    6,     22,    90,
                                394, 1806, 8558, 41586, 206098};
   struct Case {
     int layers;
@@ -286,8 +284,8 @@ TEST(ChainProgrammeTest, ModelIsExactOnChains) {
     std::string error;
     ASSERT_TRUE(reduceToChain(problem.graph, chain, error)) << error;
     int64_t high = unplannedPeak(problem);
-    double base = simulate(problem, makeUnplannedSchedule(problem.graph))
-                      .seconds;
+    double base =
+        simulate(problem, makeUnplannedSchedule(problem.graph)).seconds;
     for (int step = 0; step <= 10; ++step) {
       int64_t budget = high - high * step / 20;
       ChainProgrammeResult solution;
@@ -323,7 +321,7 @@ TEST(ChainStrategiesTest, PeakNeverRisesAsTheBudgetTightens) {
       PlanningProblem problem = makeProblem(
           dag ? makeRandomTrainingDag(25, seed) : makeRandomChain(20, seed),
           1.0);
-      for (const char *name : {"chain", "sqrt"}) {
+      for (const char *name : {"chain", "sqrt", "chain-offload"}) {
         int64_t previous = -1;
         for (int64_t budget : sweep(problem, 30, 0.2)) {
           problem.budgetBytes = budget;

@@ -50,8 +50,7 @@ struct ChainStrategy {
   std::vector<int> choices;
 
   explicit ChainStrategy(int stages = 0)
-      : numStages(stages),
-        choices(static_cast<size_t>(stages) * stages, -1) {}
+      : numStages(stages), choices(static_cast<size_t>(stages) * stages, -1) {}
   int &choice(int first, int last) {
     return choices[static_cast<size_t>(first) * numStages + last];
   }
