@@ -74,11 +74,22 @@ bool planChainSchedule(const PlanningProblem &problem,
   return false;
 }
 
+/// A step without a forward node has no chain: the unplanned schedule is
+/// the only plan.
+bool hasForwardNode(const TrainingGraph &graph) {
+  for (const GraphNode &node : graph.nodes)
+    if (node.role == NodeRole::Forward)
+      return true;
+  return false;
+}
+
 } // namespace
 
 bool lethe::planning::planChain(const PlanningProblem &problem,
-                                const PlanOptions &, Plan &plan,
+                                const PlanOptions &options, Plan &plan,
                                 std::string &error) {
+  if (!hasForwardNode(problem.graph))
+    return planNone(problem, options, plan, error);
   try {
     ChainReduction chain;
     if (!reduceToChain(problem.graph, chain, error, kMaxProgrammeStages))
@@ -96,8 +107,10 @@ bool lethe::planning::planChain(const PlanningProblem &problem,
 }
 
 bool lethe::planning::planSqrt(const PlanningProblem &problem,
-                               const PlanOptions &, Plan &plan,
+                               const PlanOptions &options, Plan &plan,
                                std::string &error) {
+  if (!hasForwardNode(problem.graph))
+    return planNone(problem, options, plan, error);
   try {
     ChainReduction chain;
     if (!reduceToChain(problem.graph, chain, error))
@@ -266,8 +279,10 @@ bool offloadToBudget(const PlanningProblem &problem, const Schedule &base,
 } // namespace
 
 bool lethe::planning::planChainOffload(const PlanningProblem &problem,
-                                       const PlanOptions &, Plan &plan,
+                                       const PlanOptions &options, Plan &plan,
                                        std::string &error) {
+  if (!hasForwardNode(problem.graph))
+    return planNone(problem, options, plan, error);
   try {
     ChainReduction chain;
     if (!reduceToChain(problem.graph, chain, error, kMaxProgrammeStages))
