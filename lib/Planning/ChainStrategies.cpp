@@ -158,9 +158,19 @@ struct Swap {
   size_t after = 0, release = 0, prefetch = 0;
 };
 
-/// The base schedule with `swaps` inserted.
+/// The base schedule with `swaps` inserted; `baseIndex` maps each step to
+/// the base step it comes with.
 Schedule insertSwaps(const Schedule &base, const std::vector<Swap> &swaps,
                      std::vector<size_t> &baseIndex) {
+  // Steps to insert before and after each base step, in the order releases,
+  // prefetches (before), offloads (after).
+  std::vector<std::vector<Step>> before(base.size()), after(base.size());
+  for (const Swap &swap : swaps)
+    before[swap.release].push_back(Step::release(swap.value));
+  for (const Swap &swap : swaps)
+    before[swap.prefetch].push_back(Step::prefetch(swap.value));
+  for (const Swap &swap : swaps)
+    after[swap.after].push_back(Step::offload(swap.value));
   Schedule schedule;
   baseIndex.clear();
   auto emit = [&](Step step, size_t index) {
@@ -168,16 +178,11 @@ Schedule insertSwaps(const Schedule &base, const std::vector<Swap> &swaps,
     baseIndex.push_back(index);
   };
   for (size_t index = 0; index < base.size(); ++index) {
-    for (const Swap &swap : swaps)
-      if (swap.release == index)
-        emit(Step::release(swap.value), index);
-    for (const Swap &swap : swaps)
-      if (swap.prefetch == index)
-        emit(Step::prefetch(swap.value), index);
+    for (const Step &step : before[index])
+      emit(step, index);
     emit(base[index], index);
-    for (const Swap &swap : swaps)
-      if (swap.after == index)
-        emit(Step::offload(swap.value), index);
+    for (const Step &step : after[index])
+      emit(step, index);
   }
   return schedule;
 }
@@ -237,6 +242,8 @@ bool offloadToBudget(const PlanningProblem &problem, const Schedule &base,
   std::vector<Swap> candidates = findSwaps(problem, base);
   std::vector<bool> used(candidates.size(), false);
   std::vector<Swap> chosen;
+  // The chosen swaps of each value.
+  std::vector<std::vector<size_t>> chosenOf(problem.graph.values.size());
   std::vector<size_t> baseIndex;
   for (;;) {
     Schedule current = insertSwaps(base, chosen, baseIndex);
@@ -259,9 +266,9 @@ bool offloadToBudget(const PlanningProblem &problem, const Schedule &base,
       // One swap per version and gap: skip swaps overlapping a chosen one of
       // the same value.
       bool overlaps = false;
-      for (const Swap &other : chosen)
-        if (other.value == swap.value && other.after < swap.prefetch &&
-            swap.after < other.prefetch)
+      for (size_t other : chosenOf[swap.value])
+        if (chosen[other].after < swap.prefetch &&
+            swap.after < chosen[other].prefetch)
           overlaps = true;
       if (overlaps)
         continue;
@@ -272,6 +279,7 @@ bool offloadToBudget(const PlanningProblem &problem, const Schedule &base,
     if (pick < 0)
       return false;
     used[pick] = true;
+    chosenOf[candidates[pick].value].push_back(chosen.size());
     chosen.push_back(candidates[pick]);
   }
 }
@@ -308,9 +316,13 @@ bool lethe::planning::planChainOffload(const PlanningProblem &problem,
       error = unplanned.error;
       return false;
     }
+    // From the loosest (the unplanned schedule) down; no plan is faster than
+    // the unplanned step, so stop when one is as fast.
     constexpr int kRungs = 6;
     int64_t low = problem.budgetBytes, high = unplanned.peakBytes;
-    for (int rung = 1; rung <= kRungs && low < high; ++rung) {
+    for (int rung = kRungs; rung >= 1 && low < high; --rung) {
+      if (found && best.seconds <= unplanned.seconds * (1 + 1e-12))
+        break;
       PlanningProblem looser = problem;
       looser.budgetBytes = low + (high - low) * rung / kRungs;
       Schedule base;
