@@ -124,8 +124,11 @@ bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
   }
   int64_t slot = std::max<int64_t>(divisor, 1);
   int64_t maxSlots = std::max<int64_t>(options.maxSlots, 1);
+  // A coarser slot stays a multiple of the divisor, so that sizes round up
+  // by less than a slot. It does not depend on the budget: the same model at
+  // every budget keeps the peak from rising as the budget tightens.
   if (totalHeld / slot > maxSlots)
-    slot = (totalHeld + maxSlots - 1) / maxSlots;
+    slot *= (totalHeld / slot + maxSlots - 1) / maxSlots;
   auto slotsOf = [&](int64_t bytes) { return (bytes + slot - 1) / slot; };
   int64_t heldSlots = 0;
   for (const ChainStage &stage : stages)
