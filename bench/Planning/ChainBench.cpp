@@ -1,5 +1,4 @@
-//===- ChainBench.cpp - Time the chain programme
-//---------------------------===//
+//===- ChainBench.cpp - Time the chain programme --------------------------===//
 //
 // Part of the Lethe project.
 //
