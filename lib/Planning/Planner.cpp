@@ -21,6 +21,9 @@ struct StrategyEntry {
 
 const StrategyEntry kStrategies[] = {
     {"none", planNone},
+    {"sqrt", planSqrt},
+    {"chain", planChain},
+    {"chain-offload", planChainOffload},
 };
 
 /// Runs `function` and checks its plan; `why` says what went wrong.

@@ -55,6 +55,16 @@ using StrategyFunction = bool (*)(const PlanningProblem &problem,
 
 bool planNone(const PlanningProblem &, const PlanOptions &, Plan &,
               std::string &);
+/// Chen et al.: segment counts around sqrt(stages); the fastest that fits.
+bool planSqrt(const PlanningProblem &, const PlanOptions &, Plan &,
+              std::string &);
+/// The optimal checkpointing programme on the chain of blocks.
+bool planChain(const PlanningProblem &, const PlanOptions &, Plan &,
+               std::string &);
+/// The chain programme's plans with checkpoints offloaded to the host; never
+/// slower than planChain.
+bool planChainOffload(const PlanningProblem &, const PlanOptions &, Plan &,
+                      std::string &);
 
 /// The strategy called `name`, or null.
 StrategyFunction lookupStrategy(const std::string &name);

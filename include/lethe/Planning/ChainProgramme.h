@@ -1,0 +1,106 @@
+//===- ChainProgramme.h - Checkpointing strategies on a chain ---*- C++ -*-===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Schedules over a chain of stages (ChainReduction.h) and the dynamic
+// programme that finds the fastest one within a budget, after Beaumont,
+// Herrmann, Pallez and Shilova, "Optimal checkpointing for heterogeneous
+// chains" (2019), in its variant with three ways of running a forward block
+// (keep all it makes, keep only its input as a checkpoint, keep nothing) and
+// any number of recomputations.
+//
+// A strategy solves the sub-problem (s, t) -- the input of stage s is
+// resident, the backward blocks after t are done; run the backward blocks t
+// down to s -- in one of two ways:
+//   - all: run stage s keeping everything its backward reads, solve
+//     (s + 1, t), run backward block s;
+//   - split at s' in (s, t]: run stage s keeping its input, stages s + 1 to
+//     s' - 1 keeping nothing, solve (s', t) with the output of s' - 1 held,
+//     then solve (s, s' - 1) from the input of s again.
+// The whole step is (0, L - 1); forward blocks of sub-problems with
+// t = L - 1 are first computations, all others recomputes. The schedule runs
+// the nodes of each block in their unplanned order, so the first computation
+// of every node keeps it; the simulator frees each value after its last
+// read, which is what "keeping" means in the schedule.
+//
+// The programme indexes memory by the bytes held by enclosing sub-problems,
+// in slots: exact when those sizes are multiples of the slot (the greatest
+// common divisor of the sizes, unless that needs more than `maxSlots`
+// slots; sizes are then rounded up, which is safe).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LETHE_PLANNING_CHAINPROGRAMME_H
+#define LETHE_PLANNING_CHAINPROGRAMME_H
+
+#include "lethe/Planning/ChainReduction.h"
+#include "lethe/Planning/Schedule.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace lethe::planning {
+
+/// A strategy on a chain of `numStages` stages: the choice for each
+/// sub-problem (s, t) it visits, 0 for "all", s' for a split at s'.
+struct ChainStrategy {
+  int numStages = 0;
+  std::vector<int> choices;
+
+  explicit ChainStrategy(int stages = 0)
+      : numStages(stages), choices(static_cast<size_t>(stages) * stages, -1) {}
+  int &choice(int first, int last) {
+    return choices[static_cast<size_t>(first) * numStages + last];
+  }
+  int choice(int first, int last) const {
+    return choices[static_cast<size_t>(first) * numStages + last];
+  }
+};
+
+/// One operation on the chain: a forward block run in a mode (a first
+/// computation or a recompute), or a backward block.
+struct ChainOperation {
+  bool backward = false;
+  int stage = 0;
+  ForwardMode mode = ForwardMode::All;
+  bool first = false;
+};
+
+/// The operations of `strategy`, in order (see the file comment).
+std::vector<ChainOperation> expandStrategy(const ChainStrategy &strategy);
+
+/// The schedule that runs `operations` on the graph of `chain`.
+Schedule translateOperations(const ChainReduction &chain,
+                             const std::vector<ChainOperation> &operations);
+
+/// Settings of the programme.
+struct ChainProgrammeOptions {
+  /// Most memory slots; more means finer sizes and a slower programme.
+  int64_t maxSlots = 512;
+};
+
+/// What the programme found.
+struct ChainProgrammeResult {
+  ChainStrategy strategy;
+  /// Seconds of recomputation, and the peak the model predicts.
+  double recomputeSeconds = 0;
+  int64_t peakBytes = 0;
+  int64_t slotBytes = 0;
+};
+
+/// The fastest strategy whose modelled peak is at most `budgetBytes`, the
+/// lower peak among equally fast ones. False when there is none.
+bool solveChainProgramme(const ChainReduction &chain, int64_t budgetBytes,
+                         const ChainProgrammeOptions &options,
+                         ChainProgrammeResult &result);
+
+/// The strategy of Chen et al. (2016): `segments` segments of about equal
+/// numbers of stages; the first stage of each is a checkpoint, and each
+/// segment is recomputed once, keeping everything, for its backward.
+ChainStrategy makeSegmentStrategy(int numStages, int segments);
+
+} // namespace lethe::planning
+
+#endif // LETHE_PLANNING_CHAINPROGRAMME_H
