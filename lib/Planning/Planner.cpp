@@ -21,6 +21,7 @@ struct StrategyEntry {
 
 const StrategyEntry kStrategies[] = {
     {"none", planNone},
+    {"greedy", planGreedy},
 };
 
 /// Runs `function` and checks its plan; `why` says what went wrong.
