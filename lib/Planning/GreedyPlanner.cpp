@@ -40,8 +40,11 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-/// How many looser budgets (+1/2, +1/4, ... of the budget) planGreedy also
-/// plans for, to carry a lower peak over.
+/// planGreedy walks down from the unplanned peak with at most this many
+/// nodes times runs of the planner ...
+constexpr int64_t kWalkNodeRuns = 200000;
+/// ... and beyond that also plans at this many looser budgets (+1/2, +1/4,
+/// ... of the budget), to carry a lower peak over.
 constexpr int kCarriedBudgets = 8;
 
 /// Range add and range maximum over the slots' memory.
@@ -101,8 +104,8 @@ struct GreedyFailure {
 
 class GreedyPlanner {
 public:
-  GreedyPlanner(const PlanningProblem &problem)
-      : problem(problem), graph(problem.graph),
+  GreedyPlanner(const PlanningProblem &problem, int64_t budget)
+      : problem(problem), graph(problem.graph), budget(budget),
         numNodes(static_cast<int>(graph.nodes.size())),
         numValues(static_cast<int>(graph.values.size())),
         slotLimit(8 * numNodes + 64), tree(slotLimit + 1) {}
@@ -177,6 +180,8 @@ private:
 
   const PlanningProblem &problem;
   const TrainingGraph &graph;
+  /// The budget of this run (planGreedy runs several).
+  int64_t budget;
   int numNodes, numValues;
   int slotLimit;
   MaxTree tree;
@@ -379,7 +384,7 @@ void GreedyPlanner::evictOne() {
 }
 
 void GreedyPlanner::ensureRoom(int64_t extra) {
-  while (current + extra > problem.budgetBytes)
+  while (current + extra > budget)
     evictOne();
 }
 
@@ -406,7 +411,7 @@ void GreedyPlanner::prefetch(int value) {
   int at = first;
   // Then the earliest slot from there on whose memory leaves room: moving a
   // prefetch back never raises the peak reached so far.
-  int64_t limit = std::min(problem.budgetBytes, runningPeak);
+  int64_t limit = std::min(budget, runningPeak);
   if (tree.max(at, slot - 1) + bytes > limit) {
     int lowSlot = at, highSlot = slot;
     while (lowSlot < highSlot) {
@@ -425,6 +430,7 @@ void GreedyPlanner::prefetch(int value) {
   hostToDeviceFree = readyTime[value];
   state[value] = State::Resident;
   current += bytes;
+  runningPeak = std::max(runningPeak, current);
   lastReadSlot[value] = at;
   push(value);
 }
@@ -532,7 +538,7 @@ Schedule GreedyPlanner::run() {
       current += graph.values[value].bytes;
     }
   // Every input is resident at the first step, whatever the plan.
-  if (current > problem.budgetBytes)
+  if (current > budget)
     throw GreedyFailure{"the step's inputs alone exceed the budget"};
   runningPeak = current;
   for (int value = 0; value < numValues; ++value)
@@ -590,14 +596,12 @@ Schedule GreedyPlanner::run() {
 } // namespace
 
 namespace {
-/// One run of the planner at `problem`'s budget.
-bool runOnce(const PlanningProblem &problem, Schedule &schedule,
-             std::string &error, int64_t *counted = nullptr) {
+/// One run of the planner at `budget`.
+bool runOnce(const PlanningProblem &problem, int64_t budget, Schedule &schedule,
+             std::string &error) {
   try {
-    GreedyPlanner planner(problem);
+    GreedyPlanner planner(problem, budget);
     schedule = planner.run();
-    if (counted)
-      *counted = planner.countedPeak();
   } catch (const GreedyFailure &failure) {
     error = "greedy eviction: " + failure.reason;
     return false;
@@ -612,34 +616,81 @@ bool runOnce(const PlanningProblem &problem, Schedule &schedule,
 bool lethe::planning::planGreedy(const PlanningProblem &problem,
                                  const PlanOptions &, Plan &plan,
                                  std::string &error) {
-  if (!runOnce(problem, plan.schedule, error))
+  // One run at budget b gives a plan whose peak S(b) <= b fits every budget
+  // in [S(b), b]. The peak of one run can lie well under its budget (it
+  // counts a dropped value until the overflow that drops it, while the plan
+  // frees it after its last read), so a slightly tighter budget can give a
+  // higher peak. Instead, walk a fixed ladder of runs from the unplanned
+  // peak down, each at the previous one's peak minus one byte: the ladder
+  // does not depend on the budget, and some run on it fits every budget.
+  // The plan is the lowest peak among the runs at or above the budget that
+  // fit it; that never rises as the budget falls. The walk is cut short on
+  // large graphs (kWalkNodeRuns).
+  SimulationResult unplanned =
+      simulate(problem, makeUnplannedSchedule(problem.graph));
+  if (!unplanned.valid) {
+    error = unplanned.error;
     return false;
-  // Eviction decided late (at the overflow) counts a dropped value until
-  // then, while the plan frees it after its last read: a run can end well
-  // under its budget, and a slightly tighter budget can then give a higher
-  // peak. Carry the plans of slightly looser budgets over when they fit
-  // and peak lower, so that peaks (nearly always) fall with the budget.
-  SimulationResult best = simulate(problem, plan.schedule);
-  int64_t unplannedPeak =
-      simulate(problem, makeUnplannedSchedule(problem.graph)).peakBytes;
-  for (int shift = 1; shift <= kCarriedBudgets; ++shift) {
-    PlanningProblem looser = problem;
-    looser.budgetBytes = std::min(
-        unplannedPeak, problem.budgetBytes + (problem.budgetBytes >> shift));
-    if (looser.budgetBytes <= problem.budgetBytes)
-      continue;
-    Schedule schedule;
-    std::string ignored;
-    if (!runOnce(looser, schedule, ignored))
-      continue;
-    SimulationResult result = simulate(problem, schedule);
-    if (result.valid && result.peakBytes <= problem.budgetBytes &&
-        (result.peakBytes < best.peakBytes ||
-         (result.peakBytes == best.peakBytes &&
-          result.seconds < best.seconds))) {
+  }
+  const int64_t budget = problem.budgetBytes;
+  int64_t maxRuns = std::max<int64_t>(
+      1, kWalkNodeRuns / std::max<int64_t>(1, static_cast<int64_t>(
+                                                  problem.graph.nodes.size())));
+  bool found = false;
+  SimulationResult best;
+  auto consider = [&](Schedule &schedule, SimulationResult &result) {
+    if (!result.valid || result.peakBytes > budget)
+      return;
+    if (!found || result.peakBytes < best.peakBytes ||
+        (result.peakBytes == best.peakBytes && result.seconds < best.seconds)) {
+      found = true;
       best = std::move(result);
       plan.schedule = std::move(schedule);
     }
+  };
+  int64_t level = std::max(unplanned.peakBytes, budget);
+  std::string why;
+  bool failed = false;
+  for (int64_t runs = 0; level >= budget && runs < maxRuns; ++runs) {
+    Schedule schedule;
+    if (!runOnce(problem, level, schedule, why)) {
+      failed = true;
+      break;
+    }
+    SimulationResult result = simulate(problem, schedule);
+    if (!result.valid) {
+      why = "greedy eviction made an invalid plan: " + result.error;
+      failed = true;
+      break;
+    }
+    level = std::min(level, result.peakBytes) - 1;
+    consider(schedule, result);
+  }
+  if (!failed && level >= budget) {
+    // Cut short: plan at the budget itself and at a few slightly looser
+    // ones, and keep the lowest peak. Peaks then fall with the budget
+    // nearly always, not surely.
+    for (int shift = 0; shift <= kCarriedBudgets; ++shift) {
+      int64_t trial = budget;
+      if (shift > 0) {
+        trial = std::min(level, budget + (budget >> shift));
+        if (trial <= budget)
+          continue;
+      }
+      Schedule schedule;
+      std::string failure;
+      if (!runOnce(problem, trial, schedule, failure)) {
+        if (shift == 0)
+          why = failure;
+        continue;
+      }
+      SimulationResult result = simulate(problem, schedule);
+      consider(schedule, result);
+    }
+  }
+  if (!found) {
+    error = why.empty() ? "greedy eviction finds no plan" : why;
+    return false;
   }
   return true;
 }

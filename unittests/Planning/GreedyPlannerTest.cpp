@@ -76,35 +76,55 @@ int sweepBudgets(PlanningProblem problem, int steps, const std::string &what) {
 }
 
 TEST(GreedyPlannerTest, RandomChainsOverBudgetSweeps) {
-  for (uint64_t seed = 1; seed <= 12; ++seed) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
     PlanningProblem problem =
         makeProblem(makeRandomChain(8 + static_cast<int>(seed) * 3, seed), 1);
     int planned =
-        sweepBudgets(problem, 60, "chain seed " + std::to_string(seed));
-    // It saves memory: at least some budgets under the peak have plans.
-    EXPECT_GT(planned, 5) << "chain seed " << seed;
+        sweepBudgets(problem, 40, "chain seed " + std::to_string(seed));
+    // It saves memory: budgets well under the peak have plans.
+    EXPECT_GT(planned, 10) << "chain seed " << seed;
   }
 }
 
 TEST(GreedyPlannerTest, RandomTrainingDagsOverBudgetSweeps) {
-  for (uint64_t seed = 1; seed <= 12; ++seed) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
     PlanningProblem problem = makeProblem(
         makeRandomTrainingDag(10 + static_cast<int>(seed) * 4, seed), 1);
-    int planned = sweepBudgets(problem, 60, "dag seed " + std::to_string(seed));
-    EXPECT_GT(planned, 5) << "dag seed " << seed;
+    int planned = sweepBudgets(problem, 40, "dag seed " + std::to_string(seed));
+    EXPECT_GT(planned, 10) << "dag seed " << seed;
   }
 }
 
 TEST(GreedyPlannerTest, SlowAndFastLinksOverBudgetSweeps) {
-  for (uint64_t seed = 1; seed <= 6; ++seed)
-    for (double bandwidth : {1e3, 1e6, 1e12}) {
+  // No link and slow links make it recompute, middling ones mix recompute
+  // and swap, fast ones swap.
+  for (uint64_t seed = 1; seed <= 5; ++seed)
+    for (double bandwidth : {0.0, 1e3, 1e6, 1e12}) {
       PlanningProblem problem =
           makeProblem(makeRandomTrainingDag(30, seed + 100), 1);
       problem.link = {bandwidth, bandwidth, 0};
-      sweepBudgets(problem, 40,
+      sweepBudgets(problem, 25,
                    "dag seed " + std::to_string(seed) + ", link " +
                        std::to_string(bandwidth));
     }
+}
+
+TEST(GreedyPlannerTest, LargeGraphsWithinBudget) {
+  // 2,000 forward nodes (about 5,900 in all): the walk down from the
+  // unplanned peak is cut short here; the plan still fits.
+  for (double bandwidth : {25e9, 1e3}) {
+    PlanningProblem problem = makeProblem(makeRandomTrainingDag(2000, 9), 0.5);
+    problem.link = {bandwidth, bandwidth, 10e-6};
+    Plan plan;
+    std::string error;
+    ASSERT_TRUE(planGreedy(problem, PlanOptions(), plan, error)) << error;
+    SimulationResult result = simulate(problem, plan.schedule);
+    ASSERT_TRUE(result.valid) << result.error;
+    EXPECT_LE(result.peakBytes, problem.budgetBytes);
+    SimulationResult unplanned =
+        simulate(problem, makeUnplannedSchedule(problem.graph));
+    EXPECT_LT(result.seconds, 2 * unplanned.seconds);
+  }
 }
 
 TEST(GreedyPlannerTest, KeepsTheUnplannedScheduleWhenItFits) {
