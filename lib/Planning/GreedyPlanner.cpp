@@ -19,11 +19,18 @@
 // restore cost of a swap is the stall that the copies are expected to
 // cause, given the host link and the compute time between the events.
 //
-// The planner tracks memory per compute ("slot") in a segment tree, so that
-// a prefetch can be moved back over earlier slots without a scan, and keeps
-// the candidates in a lazily updated heap. Everything that depends on the
-// budget is a comparison with it: two budgets between which no decision
-// changes give the same plan.
+// One run tracks memory per compute ("slot") in a segment tree, so that a
+// prefetch can be moved back over earlier slots without a scan, and keeps
+// the candidates in a lazily updated heap (O(n log n) for n steps, plus the
+// recomputes). A value needed only to recompute a dropped one is kept (or
+// kept restorable) until that one's last use.
+//
+// One run's peak can lie well under its budget, and a slightly tighter
+// budget can then give a higher peak. planGreedy therefore runs a ladder of
+// budgets that does not depend on the one asked for (see there) and keeps
+// the lowest peak that fits: the planned peak never rises as the budget
+// falls. On large graphs the ladder is cut short (kWalkNodeRuns) and that
+// holds nearly always rather than surely.
 //
 //===----------------------------------------------------------------------===//
 
@@ -611,21 +618,19 @@ bool runOnce(const PlanningProblem &problem, int64_t budget, Schedule &schedule,
   }
   return true;
 }
-} // namespace
 
-bool lethe::planning::planGreedy(const PlanningProblem &problem,
-                                 const PlanOptions &, Plan &plan,
-                                 std::string &error) {
-  // One run at budget b gives a plan whose peak S(b) <= b fits every budget
-  // in [S(b), b]. The peak of one run can lie well under its budget (it
-  // counts a dropped value until the overflow that drops it, while the plan
-  // frees it after its last read), so a slightly tighter budget can give a
-  // higher peak. Instead, walk a fixed ladder of runs from the unplanned
-  // peak down, each at the previous one's peak minus one byte: the ladder
-  // does not depend on the budget, and some run on it fits every budget.
-  // The plan is the lowest peak among the runs at or above the budget that
-  // fit it; that never rises as the budget falls. The walk is cut short on
-  // large graphs (kWalkNodeRuns).
+/// One run at budget b gives a plan whose peak S(b) <= b fits every budget
+/// in [S(b), b]. The peak of one run can lie well under its budget (it
+/// counts a dropped value until the overflow that drops it, while the plan
+/// frees it after its last read), so a slightly tighter budget can give a
+/// higher peak. Instead, walk a fixed ladder of runs from the unplanned
+/// peak down, each at the previous one's peak minus one byte: the ladder
+/// does not depend on the budget, and some run on it fits every budget.
+/// The plan is the lowest peak among the runs at or above the budget that
+/// fit it; that never rises as the budget falls. The walk is cut short on
+/// large graphs (kWalkNodeRuns).
+bool planOnLadder(const PlanningProblem &problem, Plan &plan,
+                  std::string &error) {
   SimulationResult unplanned =
       simulate(problem, makeUnplannedSchedule(problem.graph));
   if (!unplanned.valid) {
@@ -693,4 +698,17 @@ bool lethe::planning::planGreedy(const PlanningProblem &problem,
     return false;
   }
   return true;
+}
+
+} // namespace
+
+bool lethe::planning::planGreedy(const PlanningProblem &problem,
+                                 const PlanOptions &, Plan &plan,
+                                 std::string &error) {
+  try {
+    return planOnLadder(problem, plan, error);
+  } catch (const std::exception &exception) {
+    error = std::string("greedy eviction: ") + exception.what();
+    return false;
+  }
 }
