@@ -37,7 +37,6 @@
 #include "lethe/Planning/Strategies.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <queue>
 
@@ -207,8 +206,8 @@ private:
   int checkEpoch = 0;
   std::vector<std::vector<int>> recheck; // by node index
 
-  // Per slot: the compute stream's time before and after its compute.
-  std::vector<double> clockBefore, clockAfter;
+  // Per slot: the compute stream's time after its compute.
+  std::vector<double> clockAfter;
   std::vector<int> slotNode;
   std::vector<Insertion> insertions;
   int64_t sequence = 0;
@@ -493,7 +492,6 @@ void GreedyPlanner::computeSlot(int node) {
   current += extra;
   tree.add(slot, slot, current);
   runningPeak = std::max(runningPeak, current);
-  clockBefore.push_back(clock);
   double start = clock;
   for (int input : inputs)
     start = std::max(start, readyTime[input]);
