@@ -24,6 +24,7 @@ const StrategyEntry kStrategies[] = {
     {"sqrt", planSqrt},
     {"chain", planChain},
     {"chain-offload", planChainOffload},
+    {"greedy", planGreedy},
 };
 
 /// Runs `function` and checks its plan; `why` says what went wrong.

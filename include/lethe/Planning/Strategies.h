@@ -66,6 +66,13 @@ bool planChain(const PlanningProblem &, const PlanOptions &, Plan &,
 bool planChainOffload(const PlanningProblem &, const PlanOptions &, Plan &,
                       std::string &);
 
+/// Offline eviction in the unplanned order (DTR-like scores with known next
+/// uses): drops and recomputes, or swaps where the copies hide under compute
+/// (lib/Planning/GreedyPlanner.cpp). Fast on graphs of tens of thousands of
+/// nodes; no optimality claim.
+bool planGreedy(const PlanningProblem &, const PlanOptions &, Plan &,
+                std::string &);
+
 /// The strategy called `name`, or null.
 StrategyFunction lookupStrategy(const std::string &name);
 
