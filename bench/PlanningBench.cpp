@@ -16,9 +16,14 @@
 // A strategy that takes longer than --max-seconds at one size is not run at
 // larger sizes of the same kind of graph; the cap is also its time limit.
 //
+// With --problems=a.json,b.json the steps are planning problems written by
+// --lethe-plan-memory's problem-out= (the test models: see
+// bench/planning-models.sh) instead of generated ones.
+//
 // Usage: lethe-bench-planning [--sizes=100,1000,5000,20000]
 //          [--budgets=0.8,0.5] [--max-seconds=60] [--kinds=chain,dag]
 //          [--strategies=a,b,...] [--seed=1] [--no-arena]
+//          [--problems=a.json,...]
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +36,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -47,6 +54,7 @@ struct Options {
   std::vector<std::string> strategies; // empty: all but auto
   uint64_t seed = 1;
   bool arena = true;
+  std::vector<std::string> problems;
 };
 
 std::vector<std::string> splitList(const char *text) {
@@ -111,6 +119,8 @@ bool parseOptions(int argc, char **argv, Options &options) {
       if (!parseNumber(text, number) || number < 0)
         return false;
       options.seed = static_cast<uint64_t>(number);
+    } else if (const char *text = value("--problems")) {
+      options.problems = splitList(text);
     } else if (std::strcmp(arg, "--no-arena") == 0) {
       options.arena = false;
     } else {
@@ -148,7 +158,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr,
                  "usage: %s [--sizes=100,1000,5000,20000] [--budgets=0.8,0.5] "
                  "[--max-seconds=60] [--kinds=chain,dag] "
-                 "[--strategies=a,b,...] [--seed=1] [--no-arena]\n",
+                 "[--strategies=a,b,...] [--seed=1] [--no-arena] "
+                 "[--problems=a.json,...]\n",
                  argv[0]);
     return 2;
   }
@@ -171,19 +182,53 @@ int main(int argc, char **argv) {
               options.maxSeconds);
   std::printf("overhead: plan time / unplanned time; arena: laid-out arena / "
               "liveness peak of the plan (256-byte alignment)\n\n");
-  std::printf("%-6s %6s %7s  %-14s %6s %10s %9s %10s %8s %9s  %s\n", "graph",
+  std::printf("%-11s %6s %7s  %-14s %6s %10s %9s %10s %8s %9s  %s\n", "graph",
               "nodes", "values", "strategy", "budget", "solve ms", "overhead",
               "peak KiB", "arena", "layout ms", "note");
-  for (const std::string &kind : options.kinds) {
-    // Strategies that ran past the cap on a smaller graph of this kind.
+  // The steps to plan, in groups (a kind of generated graph, or the problem
+  // files); a strategy over the cap in a group is skipped for the rest of it.
+  struct Step {
+    std::string label;
+    PlanningProblem problem;
+  };
+  std::vector<std::vector<Step>> groups;
+  if (!options.problems.empty()) {
+    groups.emplace_back();
+    for (const std::string &path : options.problems) {
+      std::ifstream file(path);
+      std::stringstream text;
+      text << file.rdbuf();
+      Step step;
+      std::string error;
+      if (!file || !parseProblemJson(text.str(), path, step.problem, error)) {
+        std::fprintf(stderr, "%s\n",
+                     file ? error.c_str() : ("cannot read " + path).c_str());
+        return 2;
+      }
+      std::string name = path.substr(path.find_last_of('/') + 1);
+      step.label = name.substr(0, name.find('.'));
+      groups.back().push_back(std::move(step));
+    }
+  } else {
+    for (const std::string &kind : options.kinds) {
+      groups.emplace_back();
+      for (int size : options.sizes)
+        groups.back().push_back(
+            {kind, makeProblem(makeGraph(kind, size, options.seed), 1.0)});
+    }
+  }
+  for (std::vector<Step> &group : groups) {
+    // Strategies that ran past the cap on a smaller graph of this group.
     std::map<std::string, int> tooSlowAt;
-    for (int size : options.sizes) {
-      TrainingGraph graph = makeGraph(kind, size, options.seed);
-      PlanningProblem base = makeProblem(graph, 1.0);
+    for (Step &step : group) {
+      const std::string &kind = step.label;
+      const TrainingGraph &graph = step.problem.graph;
+      PlanningProblem base = step.problem;
       Schedule unplannedSchedule = makeUnplannedSchedule(base.graph);
       SimulationResult unplanned = simulate(base, unplannedSchedule);
+      base.budgetBytes = unplanned.peakBytes;
       {
-        std::printf("%-6s %6zu %7zu  %-14s %6.2f %10s %9.4f %10.1f ",
+        std::printf("%-11s %6zu %7zu  %-14s %6.2f %10s %9.4f %10.1f ",
                     kind.c_str(), graph.nodes.size(), graph.values.size(),
                     "(unplanned)", 1.0, "-", 1.0, unplanned.peakBytes / 1024.0);
         if (options.arena) {
@@ -201,7 +246,7 @@ int main(int argc, char **argv) {
       }
       for (const std::string &name : strategies) {
         for (double fraction : options.budgets) {
-          std::printf("%-6s %6zu %7zu  %-14s %6.2f ", kind.c_str(),
+          std::printf("%-11s %6zu %7zu  %-14s %6.2f ", kind.c_str(),
                       graph.nodes.size(), graph.values.size(), name.c_str(),
                       fraction);
           if (tooSlowAt.count(name)) {

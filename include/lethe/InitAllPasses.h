@@ -13,14 +13,16 @@
 #define LETHE_INITALLPASSES_H
 
 #include "lethe/Dialect/Lethe/Transforms/Passes.h"
+#include "lethe/Dialect/Lethe/Transforms/Pipelines.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace mlir::lethe {
 
-/// Registers every Lethe pass and the upstream general-purpose transforms
-/// (canonicalize, cse, ...).
+/// Registers every Lethe pass and pipeline and the upstream general-purpose
+/// transforms (canonicalize, cse, ...).
 inline void registerAllPasses() {
   registerLethePasses();
+  registerTrainingPipeline();
   registerTransformsPasses();
 }
 

@@ -25,6 +25,7 @@ const StrategyEntry kStrategies[] = {
     {"chain", planChain},
     {"chain-offload", planChainOffload},
     {"greedy", planGreedy},
+    {"auto", planAuto},
 };
 
 /// Runs `function` and checks its plan; `why` says what went wrong.
@@ -34,7 +35,9 @@ bool tryStrategy(StrategyFunction function, const char *name,
   Plan plan;
   if (!function(problem, options, plan, why))
     return false;
-  plan.strategy = name;
+  // A strategy may name what it chose ("auto (chain)").
+  if (plan.strategy.empty())
+    plan.strategy = name;
   SimulationResult simulation = simulate(problem, plan.schedule);
   if (!simulation.valid) {
     // A strategy that returns a broken plan is a bug in Lethe, not an input

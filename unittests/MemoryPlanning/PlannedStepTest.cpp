@@ -12,9 +12,10 @@
 // and optimizer state over several Adam steps. Each strategy plans at the
 // smallest budget it can meet, where it recomputes and offloads the most.
 //
-// The memory guarantee on the same runs: the interpreter, which frees every
+// The memory guarantees on the same runs: the interpreter, which frees every
 // tensor after its last use, holds at most the plan's simulated peak, which
-// is within the budget.
+// is within the budget; and the static arena layout of the planned step is
+// at most 3% above the most (aligned) bytes alive at once.
 //
 // The models are written by `python3 -m lethe.onnx_models --tiny --float64`
 // into the directory in LETHE_TEST_MODELS (ctest sets it up).
@@ -135,7 +136,14 @@ protected:
     passes.addPass(createPlanMemoryPass(options));
     passes.addNestedPass<func::FuncOp>(createMaterializePlanPass());
     passes.addNestedPass<func::FuncOp>(createVerifyPlanPass());
+    passes.addNestedPass<func::FuncOp>(createAssignArenaPass());
     ASSERT_TRUE(succeeded(passes.run(module)));
+    // The arena is within 3% of the most bytes alive at once.
+    auto arena = getStep(module)->getAttrOfType<DictionaryAttr>("lethe.arena");
+    ASSERT_TRUE(arena);
+    int64_t size = arena.getAs<IntegerAttr>("size").getInt();
+    int64_t peak = arena.getAs<IntegerAttr>("liveness_peak").getInt();
+    EXPECT_LE(static_cast<double>(size), 1.03 * static_cast<double>(peak));
   }
 
   /// Random data inputs for `function` (those without an initializer).

@@ -53,6 +53,7 @@ using StrategyFunction = bool (*)(const PlanningProblem &problem,
                                   const PlanOptions &options, Plan &plan,
                                   std::string &error);
 
+/// The unplanned schedule, when it fits.
 bool planNone(const PlanningProblem &, const PlanOptions &, Plan &,
               std::string &);
 /// Chen et al.: segment counts around sqrt(stages); the fastest that fits.
@@ -65,6 +66,12 @@ bool planChain(const PlanningProblem &, const PlanOptions &, Plan &,
 /// slower than planChain.
 bool planChainOffload(const PlanningProblem &, const PlanOptions &, Plan &,
                       std::string &);
+/// Every other strategy within the time limit (the MILP on graphs of up to
+/// 400 nodes, with the time left); the fastest plan, then the lowest peak.
+/// Its lower bound is the best any of them proved, at least the unplanned
+/// compute time. Names the winner in plan.strategy: "auto (chain)".
+bool planAuto(const PlanningProblem &, const PlanOptions &, Plan &,
+              std::string &);
 
 /// Offline eviction in the unplanned order (DTR-like scores with known next
 /// uses): drops and recomputes, or swaps where the copies hide under compute

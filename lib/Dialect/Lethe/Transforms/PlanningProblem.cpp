@@ -35,13 +35,14 @@ bool isOptimizerUpdate(Operation *op) {
 }
 
 /// What identifies the op a recompute clones: its name, its attributes
-/// (without the recompute marker) and the values it reads.
+/// (without those the planning passes add, `lethe.recompute` and the
+/// arena's offsets) and the values it reads.
 using CloneKey = std::tuple<const void *, const void *, std::vector<int>>;
 
 CloneKey getCloneKey(Operation *op, ArrayRef<int> inputs) {
   SmallVector<NamedAttribute> attributes;
   for (NamedAttribute attribute : op->getAttrs())
-    if (attribute.getName() != kRecomputeAttr)
+    if (!attribute.getName().getValue().starts_with("lethe."))
       attributes.push_back(attribute);
   DictionaryAttr dictionary = DictionaryAttr::get(op->getContext(), attributes);
   return {op->getName().getAsOpaquePointer(), dictionary.getAsOpaquePointer(),

@@ -301,4 +301,35 @@ def VerifyPlanPass : Pass<"lethe-verify-plan", "::mlir::func::FuncOp"> {
   }];
 }
 
+def AssignArenaPass : Pass<"lethe-assign-arena", "::mlir::func::FuncOp"> {
+  let summary = "Give every device tensor a static offset in one arena";
+  let description = [{
+    Lays out the device tensors of each function (planned and materialized,
+    or not) in one arena: every tensor gets a byte offset, aligned to
+    `alignment`, such that two tensors alive at the same op never overlap;
+    host copies made by `lethe.offload` get slots in one host pool the same
+    way. Lifetimes are those the memory simulator and the interpreter use:
+    from the op that makes a tensor to its last use (to its release for an
+    offloaded one; arguments from the start, results to the end).
+
+    Offsets are recorded as attributes: `lethe.offsets` (one per result) on
+    ops, `lethe.offset` on arguments, `lethe.host_offset` on offloads; and
+    the function gets `lethe.arena = {size, liveness_peak, alignment,
+    host_size}`, the arena's size against the most aligned bytes alive at
+    once (no layout can be smaller). The statistics say the same.
+
+    Example: `lethe-opt planned.mlir --lethe-assign-arena`.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Byte alignment of every offset (a power of two)">,
+  ];
+  let statistics = [
+    Statistic<"arenaBytes", "arena-bytes", "Size of the device arena">,
+    Statistic<"livenessPeak", "liveness-peak-bytes",
+              "Most aligned device bytes alive at once">,
+    Statistic<"hostBytes", "host-pool-bytes", "Size of the host pool">,
+  ];
+}
+
 #endif // LETHE_DIALECT_LETHE_TRANSFORMS_PASSES_TD
