@@ -181,7 +181,8 @@ int main(int argc, char **argv) {
               static_cast<unsigned long long>(options.seed),
               options.maxSeconds);
   std::printf("overhead: plan time / unplanned time; arena: laid-out arena / "
-              "liveness peak of the plan (256-byte alignment)\n\n");
+              "liveness peak of the plan (256-byte alignment); bound: the "
+              "lower bound on the overhead the strategy proved\n\n");
   std::printf("%-11s %6s %7s  %-14s %6s %10s %9s %10s %8s %9s  %s\n", "graph",
               "nodes", "values", "strategy", "budget", "solve ms", "overhead",
               "peak KiB", "arena", "layout ms", "note");
@@ -281,20 +282,33 @@ int main(int argc, char **argv) {
           double overhead = simulation.seconds / unplanned.seconds;
           std::printf("%10.1f %9.4f %10.1f ", solveSeconds * 1e3, overhead,
                       simulation.peakBytes / 1024.0);
+          // A proven lower bound, as an overhead: the plan is optimal when
+          // the two agree.
+          std::string note;
+          if (plan.lowerBoundSeconds >= 0) {
+            char text[64];
+            std::snprintf(text, sizeof(text), "bound %.4f (%s)",
+                          plan.lowerBoundSeconds / unplanned.seconds,
+                          plan.strategy.empty() ? name.c_str()
+                                                : plan.strategy.c_str());
+            note = text;
+          } else if (!plan.strategy.empty() && plan.strategy != name) {
+            note = plan.strategy;
+          }
           if (!options.arena) {
-            std::printf("%8s %9s\n", "-", "-");
+            std::printf("%8s %9s  %s\n", "-", "-", note.c_str());
             continue;
           }
           start = std::chrono::steady_clock::now();
           ScheduleBuffers buffers = getScheduleBuffers(problem, plan.schedule);
           ArenaLayout layout = layOutArena(buffers.device);
           double layoutSeconds = secondsSince(start);
-          std::printf("%8.4f %9.1f\n",
+          std::printf("%8.4f %9.1f  %s\n",
                       layout.peakBytes > 0
                           ? static_cast<double>(layout.arenaBytes) /
                                 static_cast<double>(layout.peakBytes)
                           : 1.0,
-                      layoutSeconds * 1e3);
+                      layoutSeconds * 1e3, note.c_str());
         }
         std::fflush(stdout);
       }

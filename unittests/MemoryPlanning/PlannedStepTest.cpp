@@ -12,10 +12,12 @@
 // and optimizer state over several Adam steps. Each strategy plans at the
 // smallest budget it can meet, where it recomputes and offloads the most.
 //
-// The memory guarantees on the same runs: the interpreter, which frees every
-// tensor after its last use, holds at most the plan's simulated peak, which
-// is within the budget; and the static arena layout of the planned step is
-// at most 3% above the most (aligned) bytes alive at once.
+// The memory guarantees: on a sweep of budgets from the unplanned peak down
+// to the smallest the strategy meets, the planned peak is within the budget
+// and never rises as the budget falls; on the planned runs, the interpreter,
+// which frees every tensor after its last use, holds at most the plan's
+// simulated peak, which is within the budget; and the static arena layout of
+// the planned step is at most 3% above the most (aligned) bytes alive at once.
 //
 // The models are written by `python3 -m lethe.onnx_models --tiny --float64`
 // into the directory in LETHE_TEST_MODELS (ctest sets it up).
@@ -250,6 +252,37 @@ TEST_P(PlannedStep, TrainingIsBitIdentical) {
   auto plan = getStep(*planned)->getAttrOfType<DictionaryAttr>(kPlanAttr);
   EXPECT_LE((*actualLoop)->getPeakBytes(),
             plan.getAs<IntegerAttr>("peak").getInt());
+}
+
+TEST_P(PlannedStep, PeakNeverRisesAsTheBudgetFalls) {
+  OwningOpRef<ModuleOp> module = buildStep(/*optimizer=*/true);
+  ASSERT_TRUE(module);
+  planning::DeviceProfile profile;
+  std::string error;
+  ASSERT_TRUE(planning::loadDeviceProfile("h100", profile, error)) << error;
+  FailureOr<FunctionPlanningProblem> extracted =
+      extractPlanningProblem(getStep(*module), profile, 0);
+  ASSERT_TRUE(succeeded(extracted));
+  planning::PlanningProblem problem = extracted->problem;
+  int64_t unplanned =
+      planning::simulate(problem, extracted->schedule).peakBytes;
+  int64_t minimum = findBudget(getStep(*module));
+  ASSERT_GT(minimum, 0);
+  planning::PlanOptions options;
+  options.timeLimitSeconds = 5;
+  int64_t previousPeak = unplanned;
+  constexpr int kBudgets = 12;
+  for (int index = 0; index <= kBudgets; ++index) {
+    problem.budgetBytes = unplanned - (unplanned - minimum) * index / kBudgets;
+    planning::PlanResult result;
+    ASSERT_TRUE(planning::runStrategy(GetParam().strategy, problem, options,
+                                      result, error))
+        << "budget " << problem.budgetBytes << ": " << error;
+    EXPECT_LE(result.simulation.peakBytes, problem.budgetBytes);
+    EXPECT_LE(result.simulation.peakBytes, previousPeak)
+        << "budget " << problem.budgetBytes;
+    previousPeak = result.simulation.peakBytes;
+  }
 }
 
 std::vector<PlannedCase> makeCases() {
