@@ -5,14 +5,21 @@
 //===----------------------------------------------------------------------===//
 //
 // The layout is greedy placement: take the buffers in some order and put
-// each at the lowest offset where it clears every buffer already placed that
-// is held at a common step. The order decides the quality, and no single
-// order is best on every input, so several are tried: by size (large blocks
+// each where it clears every buffer already placed that is held at a common
+// step, either at the lowest such offset (first fit) or in the smallest gap
+// between those buffers that it fits (best fit, as TensorFlow Lite's arena
+// planner does). The order decides the quality, and no single order or rule
+// is best on every input, so several starts are tried: by size (large blocks
 // first leave small gaps for small ones), by the pressure over the lifetime
 // (the buffers held at the peak first, so that the peak is packed tightly),
 // by lifetime length, by first step (first fit, as an allocator would run),
-// and by area. If none reaches the liveness peak, a bounded number of
-// perturbed orders follow (deterministic pseudo-random keys).
+// and by area, each with both rules. If none reaches the liveness peak, a
+// local search over orders follows from the best few starts (deterministic
+// pseudo-random moves).
+//
+// The liveness peak is a lower bound, not always reachable: on the tight
+// plans of tiny steps (many 256-byte blocks with interleaved lifetimes) the
+// layout can stay several percent above it (docs/Planning.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,9 +54,14 @@ struct PlacedBlock {
 };
 
 /// The most rounds of local search, and the work they may do (rounds times
-/// blocks squared).
-constexpr double kMaxSearchRounds = 2000;
-constexpr double kSearchWork = 2e8;
+/// blocks squared), shared among the starts it searches from.
+constexpr double kMaxSearchRounds = 24000;
+constexpr double kSearchWork = 1.5e9;
+constexpr size_t kSearchStarts = 4;
+
+/// Where placement puts a block among the placed blocks it shares a step
+/// with.
+enum class Fit { Lowest, Best };
 
 /// SplitMix64, for the perturbed orders.
 struct Random {
@@ -62,18 +74,18 @@ struct Random {
   }
 };
 
-/// Places `blocks` in `order`, each at the lowest offset that clears the
-/// placed blocks it shares a step with. Writes the offsets (indexed like
-/// `blocks`) and returns the arena size, or stops early and returns a number
-/// above `giveUpAbove` once the arena exceeds it. `critical` is set to the
-/// position in `order` of the first block that reached the returned size.
+/// Places `blocks` in `order`, each by `fit` among the placed blocks it
+/// shares a step with. Writes the offsets (indexed like `blocks`) and returns
+/// the arena size, or stops early and returns a number above `giveUpAbove`
+/// once the arena exceeds it. `critical` is set to the position in `order`
+/// of the first block that reached the returned size.
 int64_t placeInOrder(const std::vector<Block> &blocks,
-                     const std::vector<int> &order,
+                     const std::vector<int> &order, Fit fit,
                      std::vector<int64_t> &offsets, int64_t giveUpAbove,
                      size_t &critical) {
-  // Sorted by offset; a block's candidate offset only grows while scanning,
-  // and the scan stops at the first placed block that starts above the
-  // candidate's end, since every later one does too.
+  // Sorted by offset. For the lowest fit a block's candidate offset only
+  // grows while scanning, and the scan stops at the first placed block that
+  // starts above the candidate's end, since every later one does too.
   std::vector<PlacedBlock> placed;
   placed.reserve(order.size());
   offsets.assign(blocks.size(), 0);
@@ -82,15 +94,34 @@ int64_t placeInOrder(const std::vector<Block> &blocks,
   for (size_t rank = 0; rank < order.size(); ++rank) {
     int index = order[rank];
     const Block &block = blocks[index];
+    auto overlaps = [&](const PlacedBlock &other) {
+      return other.firstStep <= block.lastStep &&
+             block.firstStep <= other.lastStep;
+    };
     int64_t candidate = 0;
-    size_t position = 0;
-    for (; position < placed.size(); ++position) {
-      const PlacedBlock &other = placed[position];
-      if (other.offset >= candidate + block.size)
-        break;
-      if (other.firstStep <= block.lastStep &&
-          block.firstStep <= other.lastStep)
-        candidate = std::max(candidate, other.end);
+    if (fit == Fit::Lowest) {
+      for (const PlacedBlock &other : placed) {
+        if (other.offset >= candidate + block.size)
+          break;
+        if (overlaps(other))
+          candidate = std::max(candidate, other.end);
+      }
+    } else {
+      // The smallest gap below the top of the overlapping blocks that holds
+      // the block, or the top.
+      int64_t top = 0, bestGap = std::numeric_limits<int64_t>::max();
+      int64_t bestOffset = -1;
+      for (const PlacedBlock &other : placed) {
+        if (!overlaps(other))
+          continue;
+        int64_t gap = other.offset - top;
+        if (gap >= block.size && gap < bestGap) {
+          bestGap = gap;
+          bestOffset = top;
+        }
+        top = std::max(top, other.end);
+      }
+      candidate = bestOffset >= 0 ? bestOffset : top;
     }
     offsets[index] = candidate;
     if (candidate + block.size > arena) {
@@ -263,54 +294,85 @@ lethe::planning::layOutArena(const std::vector<ArenaBuffer> &buffers,
       },
   };
 
-  std::vector<int> order(blocks.size()), bestOrder;
+  // A placement: an order, the rule, and what it gives.
+  struct Start {
+    std::vector<int> order;
+    Fit fit = Fit::Lowest;
+    int64_t arena = 0;
+    size_t critical = 0;
+  };
   std::vector<int64_t> offsets, bestOffsets;
   int64_t best = std::numeric_limits<int64_t>::max();
-  size_t critical = 0, bestCritical = 0;
-  // Keeps the order just placed if it is no worse than the best: equal
-  // arenas are accepted so that the search can cross plateaus.
-  auto tryOrder = [&](bool acceptEqual) {
-    int64_t arena = placeInOrder(blocks, order, offsets,
-                                 acceptEqual ? best : best - 1, critical);
-    if (arena < best || (acceptEqual && arena == best)) {
-      best = arena;
-      bestCritical = critical;
-      bestOffsets.swap(offsets);
-      bestOrder = order;
-      return true;
-    }
-    return false;
-  };
+  std::vector<Start> starts;
   for (const Less &less : orders) {
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), less);
-    tryOrder(false);
+    Start start;
+    start.order.resize(blocks.size());
+    std::iota(start.order.begin(), start.order.end(), 0);
+    std::stable_sort(start.order.begin(), start.order.end(), less);
+    for (Fit fit : {Fit::Lowest, Fit::Best}) {
+      start.fit = fit;
+      start.arena =
+          placeInOrder(blocks, start.order, fit, offsets,
+                       std::numeric_limits<int64_t>::max(), start.critical);
+      if (start.arena < best) {
+        best = start.arena;
+        bestOffsets = offsets;
+      }
+      starts.push_back(start);
+    }
     if (best == layout.peakBytes)
       break;
   }
 
-  // Local search over orders (every optimal layout is the greedy placement
-  // of some order: that of its offsets). A move either takes the block that
-  // sets the arena's size and places it earlier, or swaps two blocks. The
-  // number of rounds shrinks with the square of the block count, the cost
-  // of one placement, so that large inputs (which the orders above already
-  // pack within a fraction of a percent) stay fast.
+  // Local search over orders from the best starts (every optimal layout is
+  // the lowest-fit placement of some order: that of its offsets). A move
+  // either takes the block that sets the arena's size and places it
+  // earlier, or moves or swaps two blocks; a move that is no worse is kept,
+  // so that the search can cross plateaus. The number of rounds shrinks
+  // with the square of the block count, the cost of one placement, so that
+  // large inputs (which the starts already pack within a fraction of a
+  // percent) stay fast.
+  std::stable_sort(
+      starts.begin(), starts.end(),
+      [](const Start &a, const Start &b) { return a.arena < b.arena; });
+  starts.resize(std::min(starts.size(), kSearchStarts));
   double count = static_cast<double>(blocks.size());
   int64_t rounds = static_cast<int64_t>(
-      std::min<double>(kMaxSearchRounds, kSearchWork / (count * count)));
+      std::min<double>(kMaxSearchRounds, kSearchWork / (count * count)) /
+      static_cast<double>(starts.size()));
   Random random{0x1e7e5eed};
-  for (int64_t round = 0; round < rounds && best > layout.peakBytes; ++round) {
-    order = bestOrder;
-    if (random.next() % 2 == 0 && bestCritical > 0) {
-      size_t to = random.next() % bestCritical;
-      std::rotate(order.begin() + to, order.begin() + bestCritical,
-                  order.begin() + bestCritical + 1);
-    } else {
-      size_t first = random.next() % order.size();
-      size_t second = random.next() % order.size();
-      std::swap(order[first], order[second]);
+  size_t critical = 0;
+  for (Start &start : starts) {
+    for (int64_t round = 0; round < rounds && best > layout.peakBytes;
+         ++round) {
+      std::vector<int> order = start.order;
+      size_t size = order.size();
+      uint64_t move = random.next() % 3;
+      if (move == 0 && start.critical > 0) {
+        size_t to = random.next() % start.critical;
+        std::rotate(order.begin() + to, order.begin() + start.critical,
+                    order.begin() + start.critical + 1);
+      } else if (move == 1) {
+        size_t first = random.next() % size, second = random.next() % size;
+        if (first > second)
+          std::swap(first, second);
+        std::rotate(order.begin() + first, order.begin() + second,
+                    order.begin() + second + 1);
+      } else {
+        std::swap(order[random.next() % size], order[random.next() % size]);
+      }
+      int64_t arena = placeInOrder(blocks, order, start.fit, offsets,
+                                   start.arena, critical);
+      if (arena > start.arena)
+        continue;
+      start.arena = arena;
+      start.critical = critical;
+      start.order = std::move(order);
+      if (arena < best) {
+        best = arena;
+        bestOffsets = offsets;
+      }
     }
-    tryOrder(true);
   }
 
   layout.arenaBytes = best;

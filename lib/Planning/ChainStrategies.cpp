@@ -74,13 +74,18 @@ bool planChainSchedule(const PlanningProblem &problem,
   return false;
 }
 
-/// A step without a forward node has no chain: the unplanned schedule is
-/// the only plan.
-bool hasForwardNode(const TrainingGraph &graph) {
-  for (const GraphNode &node : graph.nodes)
-    if (node.role == NodeRole::Forward)
-      return true;
-  return false;
+/// Whether the chain strategies should return the unplanned schedule: when
+/// it fits, it is the fastest plan there is (every plan runs every node at
+/// least once, and it has no stall), whatever the chain model estimates;
+/// and a step without a forward node has no chain, so it is the only plan.
+bool useUnplanned(const PlanningProblem &problem) {
+  bool hasForward = false;
+  for (const GraphNode &node : problem.graph.nodes)
+    hasForward |= node.role == NodeRole::Forward;
+  if (!hasForward)
+    return true;
+  SimulationResult unplanned;
+  return fits(problem, makeUnplannedSchedule(problem.graph), unplanned);
 }
 
 } // namespace
@@ -88,7 +93,7 @@ bool hasForwardNode(const TrainingGraph &graph) {
 bool lethe::planning::planChain(const PlanningProblem &problem,
                                 const PlanOptions &options, Plan &plan,
                                 std::string &error) {
-  if (!hasForwardNode(problem.graph))
+  if (useUnplanned(problem))
     return planNone(problem, options, plan, error);
   try {
     ChainReduction chain;
@@ -109,7 +114,7 @@ bool lethe::planning::planChain(const PlanningProblem &problem,
 bool lethe::planning::planSqrt(const PlanningProblem &problem,
                                const PlanOptions &options, Plan &plan,
                                std::string &error) {
-  if (!hasForwardNode(problem.graph))
+  if (useUnplanned(problem))
     return planNone(problem, options, plan, error);
   try {
     ChainReduction chain;
@@ -289,7 +294,7 @@ bool offloadToBudget(const PlanningProblem &problem, const Schedule &base,
 bool lethe::planning::planChainOffload(const PlanningProblem &problem,
                                        const PlanOptions &options, Plan &plan,
                                        std::string &error) {
-  if (!hasForwardNode(problem.graph))
+  if (useUnplanned(problem))
     return planNone(problem, options, plan, error);
   try {
     ChainReduction chain;
