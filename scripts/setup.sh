@@ -27,6 +27,9 @@ packages=(
   # Tests: GoogleTest; lit and the Python helpers run on Debian's python3;
   # ONNX's conformance data.
   libgtest-dev python3 python3-onnx python3-numpy libonnx-testdata
+  # lethe-mem: python -m lethe.plot draws with matplotlib; a test renders
+  # the HTML timeline in headless Chromium.
+  python3-matplotlib chromium
 )
 
 step() { printf '==> %s\n' "$*"; }

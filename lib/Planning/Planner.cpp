@@ -20,12 +20,9 @@ struct StrategyEntry {
 };
 
 const StrategyEntry kStrategies[] = {
-    {"none", planNone},
-    {"sqrt", planSqrt},
-    {"chain", planChain},
-    {"chain-offload", planChainOffload},
-    {"greedy", planGreedy},
-    {"auto", planAuto},
+    {"none", planNone},     {"sqrt", planSqrt},
+    {"chain", planChain},   {"chain-offload", planChainOffload},
+    {"greedy", planGreedy}, {"auto", planAuto},
 };
 
 /// Runs `function` and checks its plan; `why` says what went wrong.
@@ -89,7 +86,7 @@ std::vector<std::string> lethe::planning::getStrategyNames() {
   return names;
 }
 
-std::string lethe::planning::formatBytes(int64_t bytes) {
+std::string lethe::planning::formatBytesShort(int64_t bytes) {
   static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
   double scaled = static_cast<double>(bytes);
   int unit = 0;
@@ -97,14 +94,20 @@ std::string lethe::planning::formatBytes(int64_t bytes) {
     scaled /= 1024;
     ++unit;
   }
-  char buffer[96];
+  char buffer[64];
   if (unit == 0)
     std::snprintf(buffer, sizeof(buffer), "%lld bytes",
                   static_cast<long long>(bytes));
   else
-    std::snprintf(buffer, sizeof(buffer), "%.2f %s (%lld bytes)", scaled,
-                  units[unit], static_cast<long long>(bytes));
+    std::snprintf(buffer, sizeof(buffer), "%.2f %s", scaled, units[unit]);
   return buffer;
+}
+
+std::string lethe::planning::formatBytes(int64_t bytes) {
+  std::string text = formatBytesShort(bytes);
+  if (bytes >= 1024 || bytes <= -1024)
+    text += " (" + std::to_string(bytes) + " bytes)";
+  return text;
 }
 
 int64_t lethe::planning::findMinimumBudget(const std::string &name,

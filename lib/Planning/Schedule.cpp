@@ -92,7 +92,8 @@ Schedule lethe::planning::makeUnplannedSchedule(const TrainingGraph &graph) {
 }
 
 ScheduleReplay detail::replaySchedule(const PlanningProblem &problem,
-                                      const Schedule &schedule) {
+                                      const Schedule &schedule,
+                                      bool withTimings) {
   const TrainingGraph &graph = problem.graph;
   int numValues = static_cast<int>(graph.values.size());
   int numNodes = static_cast<int>(graph.nodes.size());
@@ -129,6 +130,12 @@ ScheduleReplay detail::replaySchedule(const PlanningProblem &problem,
 
   double computeTime = 0, deviceToHostFree = 0, hostToDeviceFree = 0;
   int64_t hostBytes = 0;
+  if (withTimings)
+    replay.timings.reserve(numSteps);
+  auto time = [&](int stream, double issue, double start, double end) {
+    if (withTimings)
+      replay.timings.push_back({stream, issue, start, end});
+  };
   for (int64_t step = 0; step < numSteps; ++step) {
     const Step &s = schedule[step];
     if (s.kind == StepKind::Compute) {
@@ -147,6 +154,7 @@ ScheduleReplay detail::replaySchedule(const PlanningProblem &problem,
         start = std::max(start, version.readyTime);
       }
       result.stallSeconds += start - computeTime;
+      time(0, computeTime, start, start + node.seconds);
       computeTime = start + node.seconds;
       if (timesComputed[s.id]++ > 0)
         result.recomputeSeconds += node.seconds;
@@ -171,6 +179,7 @@ ScheduleReplay detail::replaySchedule(const PlanningProblem &problem,
       double start = std::max(deviceToHostFree, computeTime);
       version.offloadEnd = start + problem.link.copySeconds(bytes, false);
       deviceToHostFree = version.offloadEnd;
+      time(1, computeTime, start, version.offloadEnd);
       if (hostReady[s.id] < 0) {
         hostBytes += bytes;
         replay.hostCopies.push_back({s.id, step});
@@ -188,10 +197,12 @@ ScheduleReplay detail::replaySchedule(const PlanningProblem &problem,
       Version &version = versions[current[s.id]];
       version.released = true;
       version.releaseStep = step;
+      double issue = computeTime;
       if (version.offloadEnd > computeTime) {
         result.stallSeconds += version.offloadEnd - computeTime;
         computeTime = version.offloadEnd;
       }
+      time(0, issue, computeTime, computeTime);
       break;
     }
     case StepKind::Prefetch: {
@@ -206,6 +217,7 @@ ScheduleReplay detail::replaySchedule(const PlanningProblem &problem,
       versions[current[s.id]].readyTime =
           start + problem.link.copySeconds(bytes, true);
       hostToDeviceFree = versions[current[s.id]].readyTime;
+      time(2, computeTime, start, hostToDeviceFree);
       result.prefetchedBytes += bytes;
       break;
     }

@@ -39,6 +39,16 @@ struct HostCopy {
   int64_t firstStep = 0;
 };
 
+/// Where and when a step runs: `issue` is when the compute stream reaches
+/// it, `start` and `end` when it runs on its stream (see StepTiming in
+/// Timeline.h, which this fills).
+struct ReplayTiming {
+  int stream = 0; // 0 compute, 1 device-to-host, 2 host-to-device
+  double issue = 0;
+  double start = 0;
+  double end = 0;
+};
+
 /// What a replay found.
 struct ScheduleReplay {
   /// Validity, error, time, stalls, recompute time, copied bytes and the host
@@ -49,11 +59,15 @@ struct ScheduleReplay {
   std::vector<VersionLifetime> versions;
   /// Every offloaded value's host copy, in the order of first offloads.
   std::vector<HostCopy> hostCopies;
+  /// The timing of every step, when the replay is asked for it.
+  std::vector<ReplayTiming> timings;
 };
 
-/// Replays `schedule` on `problem` (the rules and time model of Schedule.h).
+/// Replays `schedule` on `problem` (the rules and time model of Schedule.h),
+/// recording every step's timing when `withTimings` is set.
 ScheduleReplay replaySchedule(const PlanningProblem &problem,
-                              const Schedule &schedule);
+                              const Schedule &schedule,
+                              bool withTimings = false);
 
 } // namespace lethe::planning::detail
 

@@ -111,6 +111,8 @@ int64_t findMinimumBudget(const std::string &name,
 
 /// Formats a byte count for messages: "1.50 GiB (1610612736 bytes)".
 std::string formatBytes(int64_t bytes);
+/// The same without the exact count: "1.50 GiB", "300 bytes".
+std::string formatBytesShort(int64_t bytes);
 
 } // namespace lethe::planning
 

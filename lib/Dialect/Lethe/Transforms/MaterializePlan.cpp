@@ -27,45 +27,6 @@ using namespace mlir::lethe;
 
 namespace {
 
-/// The function's plan and its problem, extracted with the plan's profile
-/// and budget; fails with an error when the plan attribute is malformed or
-/// was made for a different function body.
-struct PlannedFunction {
-  DictionaryAttr plan;
-  FunctionPlanningProblem extracted;
-};
-
-FailureOr<PlannedFunction> readPlannedFunction(func::FuncOp func,
-                                               StringRef passName) {
-  auto plan = func->getAttrOfType<DictionaryAttr>(kPlanAttr);
-  auto profileName = plan.getAs<StringAttr>("profile");
-  auto budget = plan.getAs<IntegerAttr>("budget");
-  auto fingerprint = plan.getAs<StringAttr>("fingerprint");
-  if (!profileName || !budget || !fingerprint)
-    return emitError(func.getLoc(), passName)
-           << ": "
-           << ("the lethe.plan attribute needs 'profile', "
-               "'budget' and 'fingerprint'; plan the step with "
-               "--lethe-plan-memory");
-  planning::DeviceProfile profile;
-  std::string error;
-  if (!planning::loadDeviceProfile(profileName.str(), profile, error))
-    return emitError(func.getLoc(), passName) << ": " << (error);
-  FailureOr<FunctionPlanningProblem> extracted =
-      extractPlanningProblem(func, profile, budget.getInt());
-  if (failed(extracted))
-    return failure();
-  std::string actual = planning::getGraphFingerprint(extracted->problem.graph);
-  if (actual != fingerprint.getValue())
-    return emitError(func.getLoc(), passName)
-           << ": " << ("@") << func.getName()
-           << " changed since it was planned (its training graph's "
-              "fingerprint is "
-           << actual << ", the plan's " << fingerprint.getValue()
-           << "); plan it again";
-  return PlannedFunction{plan, std::move(*extracted)};
-}
-
 struct MaterializePlanPass
     : public mlir::lethe::impl::MaterializePlanPassBase<MaterializePlanPass> {
   void runOnOperation() override {

@@ -83,9 +83,15 @@ mlir::lethe::extractPlanningProblem(func::FuncOp function,
                                        "shaped tensors, got ")
              << value.getType();
     planning::GraphValue graphValue;
+    // The SSA name, and for an argument the model's name of it: "%arg2
+    // (fc0.weight)".
     std::string name;
     llvm::raw_string_ostream nameStream(name);
     value.printAsOperand(nameStream, state);
+    if (auto argument = dyn_cast<BlockArgument>(value))
+      if (auto modelName = function.getArgAttrOfType<StringAttr>(
+              argument.getArgNumber(), "lethe.name"))
+        nameStream << " (" << modelName.getValue() << ")";
     graphValue.name = std::move(name);
     graphValue.bytes = *bytes;
     graphValue.producer = producer;
@@ -382,4 +388,35 @@ mlir::lethe::readPlanSteps(func::FuncOp function, DictionaryAttr plan,
     schedule.push_back({*kind, id});
   }
   return schedule;
+}
+
+FailureOr<PlannedFunction>
+mlir::lethe::readPlannedFunction(func::FuncOp func, StringRef passName) {
+  auto plan = func->getAttrOfType<DictionaryAttr>(kPlanAttr);
+  auto profileName = plan.getAs<StringAttr>("profile");
+  auto budget = plan.getAs<IntegerAttr>("budget");
+  auto fingerprint = plan.getAs<StringAttr>("fingerprint");
+  if (!profileName || !budget || !fingerprint)
+    return emitError(func.getLoc(), passName)
+           << ": "
+           << ("the lethe.plan attribute needs 'profile', "
+               "'budget' and 'fingerprint'; plan the step with "
+               "--lethe-plan-memory");
+  planning::DeviceProfile profile;
+  std::string error;
+  if (!planning::loadDeviceProfile(profileName.str(), profile, error))
+    return emitError(func.getLoc(), passName) << ": " << (error);
+  FailureOr<FunctionPlanningProblem> extracted =
+      extractPlanningProblem(func, profile, budget.getInt());
+  if (failed(extracted))
+    return failure();
+  std::string actual = planning::getGraphFingerprint(extracted->problem.graph);
+  if (actual != fingerprint.getValue())
+    return emitError(func.getLoc(), passName)
+           << ": " << ("@") << func.getName()
+           << " changed since it was planned (its training graph's "
+              "fingerprint is "
+           << actual << ", the plan's " << fingerprint.getValue()
+           << "); plan it again";
+  return PlannedFunction{plan, std::move(*extracted)};
 }

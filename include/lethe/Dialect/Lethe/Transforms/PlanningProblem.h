@@ -85,6 +85,21 @@ DictionaryAttr buildPlanAttr(MLIRContext *context,
                              const planning::SimulationResult &unplanned,
                              StringRef profileName);
 
+/// A planned function: its plan attribute and its problem, extracted with
+/// the plan's profile and budget.
+struct PlannedFunction {
+  DictionaryAttr plan;
+  FunctionPlanningProblem extracted;
+};
+
+/// Reads `function`'s plan attribute (kPlanAttr, which it must have) and
+/// extracts its problem. Emits an error at the function prefixed with
+/// `passName` and fails when the attribute lacks its profile, budget or
+/// fingerprint, names an unknown profile, or was made for a different
+/// function body (the fingerprints differ).
+FailureOr<PlannedFunction> readPlannedFunction(func::FuncOp function,
+                                               StringRef passName);
+
 /// Reads the steps of a plan attribute. Emits an error at `function`
 /// prefixed with `passName` and
 /// fails on a step that is not "<kind> <id>" or names no node or value of

@@ -1,0 +1,100 @@
+"""Checks that lethe-mem's JSON timeline agrees with the IR's own figures.
+
+    check_agree.py TIMELINE.json --plan PLANNED.mlir
+    check_agree.py TIMELINE.json --profile PROFILE.txt
+
+With --plan, the peak, step time, budget, strategy and unplanned figures must
+equal the function's `lethe.plan`, and the arena and liveness peak its
+`lethe.arena`. With --profile (the output of --lethe-print-memory-profile on
+an unplanned step) the peak must equal the profile's. Either way the memory
+curve in `steps` must peak at `peak_bytes`, the categories at the peak must
+add up to it, and the tensors live at the peak too. Prints one line and exits
+1 on the first disagreement.
+"""
+
+import json
+import re
+import sys
+
+
+def fail(message):
+    print("check_agree.py: " + message)
+    sys.exit(1)
+
+
+def expect_equal(what, actual, expected, relative=0.0):
+    if relative:
+        if abs(actual - expected) > relative * max(abs(expected), 1e-300):
+            fail(f"{what}: the timeline says {actual}, the IR {expected}")
+    elif actual != expected:
+        fail(f"{what}: the timeline says {actual!r}, the IR {expected!r}")
+
+
+def attribute(text, name, field, kind):
+    """The integer or float `field` of the dictionary attribute `name`."""
+    match = re.search(name + r" = \{([^}]*)\}", text)
+    if not match:
+        fail(f"no {name} attribute in the IR")
+    pattern = r"(?<![\w])" + field + (r" = (-?\d+) : i64" if kind == "int"
+                       else r" = ([-+0-9.eE]+) : f64")
+    value = re.search(pattern, match.group(1))
+    if not value:
+        fail(f"no {field} in {name}")
+    return int(value.group(1)) if kind == "int" else float(value.group(1))
+
+
+def main(argv):
+    with open(argv[1]) as handle:
+        timeline = json.load(handle)
+    mode, path = argv[2], argv[3]
+    with open(path) as handle:
+        text = handle.read()
+
+    steps = timeline["steps"]
+    curve = [step["live_bytes"] for step in steps]
+    expect_equal("peak of the steps' live bytes", max(curve),
+                 timeline["peak_bytes"])
+    peak_step = timeline["peak_step"]
+    expect_equal("live bytes at the peak step", curve[peak_step],
+                 timeline["peak_bytes"])
+    expect_equal("categories at the peak", sum(
+        timeline["categories_at_peak"].values()), timeline["peak_bytes"])
+    live = sum(tensor["bytes"] for tensor in timeline["tensors"]
+               if tensor["first_step"] <= peak_step <= tensor["last_step"])
+    expect_equal("tensors live at the peak", live, timeline["peak_bytes"])
+    issues = [step["issue"] for step in steps]
+    if issues != sorted(issues):
+        fail("the steps' issue times decrease")
+
+    if mode == "--plan":
+        expect_equal("peak", timeline["peak_bytes"],
+                     attribute(text, "lethe.plan", "peak", "int"))
+        expect_equal("budget", timeline["budget_bytes"],
+                     attribute(text, "lethe.plan", "budget", "int"))
+        expect_equal("unplanned peak", timeline["unplanned_peak_bytes"],
+                     attribute(text, "lethe.plan", "unplanned_peak", "int"))
+        expect_equal("step time", timeline["seconds"],
+                     attribute(text, "lethe.plan", "seconds", "float"), 1e-5)
+        expect_equal("unplanned step time", timeline["unplanned_seconds"],
+                     attribute(text, "lethe.plan", "unplanned_seconds",
+                               "float"), 1e-5)
+        expect_equal("arena", timeline["arena_bytes"],
+                     attribute(text, "lethe.arena", "size", "int"))
+        expect_equal("liveness peak", timeline["liveness_peak_bytes"],
+                     attribute(text, "lethe.arena", "liveness_peak", "int"))
+        strategy = re.search(r'strategy = "([^"]*)"', text)
+        expect_equal("strategy", timeline["strategy"], strategy.group(1))
+    elif mode == "--profile":
+        match = re.search(r"peak: (\d+) bytes", text)
+        if not match:
+            fail("no peak in the memory profile")
+        expect_equal("peak", timeline["peak_bytes"], int(match.group(1)))
+        expect_equal("unplanned peak", timeline["unplanned_peak_bytes"],
+                     int(match.group(1)))
+    else:
+        fail("expected --plan or --profile, got " + mode)
+    print("agree: peak %d bytes" % timeline["peak_bytes"])
+
+
+if __name__ == "__main__":
+    main(sys.argv)

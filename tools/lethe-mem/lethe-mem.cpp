@@ -1,0 +1,320 @@
+//===- lethe-mem.cpp - Inspect a training step's memory schedule ----------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+//   lethe-mem FILE [--format summary|table|json|chrome|html] [-o OUT]
+//             [--measured TRACE.json] [--func NAME] [--profile NAME]
+//             [--problem PROBLEM.json]
+//
+// FILE is lethe IR, planned or not (the function's schedule is what it runs:
+// a materialized plan, the steps of its lethe.plan, or every op once), or a
+// plan file with --problem, the problem it was made for (--lethe-plan-memory
+// plan-out= and problem-out=). The timeline is the planner's simulation of
+// that schedule (lethe/Planning/Timeline.h); docs/MemoryTimeline.md
+// describes the forms and the JSON schema. Errors are one line and leave no
+// output file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
+#include "lethe/InitAllDialects.h"
+#include "lethe/Planning/Timeline.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cassert>
+#include <optional>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::lethe;
+namespace cl = llvm::cl;
+
+namespace {
+
+/// The HTML page (tools/lethe-mem/timeline.html), built in.
+const char kTimelineHtml[] =
+#include "TimelineHtml.inc"
+    ;
+
+cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                               cl::desc("<lethe IR or plan JSON>"));
+cl::opt<std::string> format("format", cl::init("summary"),
+                            cl::desc("summary, table, json, chrome or html"));
+cl::opt<std::string> outputPath("o", cl::init("-"),
+                                cl::desc("Output file (default: stdout)"),
+                                cl::value_desc("file"));
+cl::opt<std::string>
+    measuredPath("measured",
+                 cl::desc("A measured timeline to draw over the predicted one "
+                          "(html only)"),
+                 cl::value_desc("file"));
+cl::opt<std::string>
+    functionName("func",
+                 cl::desc("The function (default: the planned one, the only "
+                          "one, or train_step)"),
+                 cl::value_desc("name"));
+cl::opt<std::string>
+    profileName("profile", cl::init("h100"),
+                cl::desc("Device profile for an unplanned function's times "
+                         "(a planned one uses its plan's)"),
+                cl::value_desc("name"));
+cl::opt<std::string>
+    problemPath("problem",
+                cl::desc("The planning problem a plan file was made for"),
+                cl::value_desc("file"));
+
+/// Prints "lethe-mem: MESSAGE" and returns the failure exit code.
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "lethe-mem: " << message << "\n";
+  return 1;
+}
+
+/// The contents of `path`, or none after an error naming it.
+std::optional<std::string> readFile(StringRef path, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
+  if (!buffer) {
+    error = "cannot read " + path.str() + ": " + buffer.getError().message();
+    return std::nullopt;
+  }
+  return (*buffer)->getBuffer().str();
+}
+
+/// What the timeline is built from.
+struct Source {
+  planning::PlanningProblem problem;
+  planning::Schedule schedule;
+  planning::TimelineInfo info;
+};
+
+/// A plan file and its problem file.
+bool loadPlanFile(StringRef text, Source &source, std::string &error) {
+  if (problemPath.empty()) {
+    error = inputPath + " is a plan file, which holds no graph; give the "
+                        "problem it was made for with --problem FILE "
+                        "(--lethe-plan-memory problem-out=)";
+    return false;
+  }
+  std::optional<std::string> problemText = readFile(problemPath, error);
+  if (!problemText)
+    return false;
+  if (!planning::parseProblemJson(*problemText, problemPath, source.problem,
+                                  error))
+    return false;
+  planning::Plan plan;
+  if (!planning::parsePlanJson(text.str(), inputPath, source.problem, plan,
+                               error))
+    return false;
+  source.schedule = std::move(plan.schedule);
+  source.info.function = "plan";
+  source.info.strategy = plan.strategy;
+  source.info.budgetBytes = source.problem.budgetBytes;
+  return true;
+}
+
+/// The function to show: --func, the planned one, the only one, or
+/// train_step.
+func::FuncOp pickFunction(ModuleOp module, std::string &error) {
+  SmallVector<func::FuncOp> functions;
+  for (auto function : module.getOps<func::FuncOp>())
+    if (!function.isExternal())
+      functions.push_back(function);
+  std::string names;
+  for (func::FuncOp function : functions)
+    names += (names.empty() ? "@" : ", @") + function.getName().str();
+  if (!functionName.empty()) {
+    for (func::FuncOp function : functions)
+      if (function.getName() == functionName)
+        return function;
+    error = "no function @" + functionName + " in " + inputPath +
+            (names.empty() ? " (it has none)" : "; it has " + names);
+    return nullptr;
+  }
+  SmallVector<func::FuncOp> planned;
+  for (func::FuncOp function : functions)
+    if (function->hasAttr(kPlanAttr))
+      planned.push_back(function);
+  if (planned.size() == 1)
+    return planned.front();
+  if (functions.size() == 1)
+    return functions.front();
+  for (func::FuncOp function : functions)
+    if (function.getName() == "train_step")
+      return function;
+  error = functions.empty() ? "no function with a body in " + inputPath
+                            : "more than one function in " + inputPath + " (" +
+                                  names + "); pick one with --func";
+  return nullptr;
+}
+
+/// Lethe IR: the picked function's problem and the schedule it runs.
+/// Diagnostics of the IR are printed by the caller's handler.
+LogicalResult loadFunction(ModuleOp module, Source &source,
+                           std::string &error) {
+  func::FuncOp function = pickFunction(module, error);
+  if (!function)
+    return failure();
+  source.info.function = function.getName().str();
+  if (auto arena = function->getAttrOfType<DictionaryAttr>("lethe.arena"))
+    if (auto alignment = arena.getAs<IntegerAttr>("alignment"))
+      source.info.alignment = std::max<int64_t>(alignment.getInt(), 1);
+
+  auto plan = function->getAttrOfType<DictionaryAttr>(kPlanAttr);
+  if (!plan) {
+    planning::DeviceProfile profile;
+    if (!planning::loadDeviceProfile(profileName, profile, error))
+      return failure();
+    FailureOr<FunctionPlanningProblem> extracted =
+        extractPlanningProblem(function, profile, 0);
+    if (failed(extracted))
+      return failure();
+    source.problem = std::move(extracted->problem);
+    source.schedule = std::move(extracted->schedule);
+    source.info.profile = profileName;
+    return success();
+  }
+  FailureOr<PlannedFunction> planned =
+      readPlannedFunction(function, "lethe-mem");
+  if (failed(planned))
+    return failure();
+  source.problem = std::move(planned->extracted.problem);
+  source.schedule = std::move(planned->extracted.schedule);
+  // A plan not materialized yet: its steps are the schedule.
+  if (plan.get("steps")) {
+    FailureOr<planning::Schedule> steps =
+        readPlanSteps(function, plan, source.problem.graph, "lethe-mem");
+    if (failed(steps))
+      return failure();
+    source.schedule = std::move(*steps);
+  }
+  source.info.profile = plan.getAs<StringAttr>("profile").str();
+  source.info.budgetBytes = source.problem.budgetBytes;
+  if (auto strategy = plan.getAs<StringAttr>("strategy"))
+    source.info.strategy = strategy.str();
+  else
+    source.info.strategy = "a plan";
+  return success();
+}
+
+/// `document` as a JavaScript expression inside a <script> element. JSON
+/// is one; a "<" can only stand in a string, where "\u003c" means the same
+/// and no "</script" or "<!--" can end or confuse the element.
+std::string escapeForScript(StringRef document) {
+  std::string escaped;
+  escaped.reserve(document.size());
+  for (char c : document) {
+    if (c == '<')
+      escaped += "\\u003c";
+    else
+      escaped += c;
+  }
+  return escaped;
+}
+
+/// The HTML page with the timeline, and the measured one or null, in it.
+/// Both placeholders are found before either is filled, so that a document
+/// that happens to hold the other's text is not filled into.
+std::string renderHtml(StringRef timeline, StringRef measured) {
+  std::string page = kTimelineHtml;
+  static constexpr StringLiteral kTimeline = "/*LETHE-TIMELINE*/null";
+  static constexpr StringLiteral kMeasured = "/*LETHE-MEASURED*/null";
+  size_t timelineAt = page.find(kTimeline.str());
+  size_t measuredAt = page.find(kMeasured.str());
+  assert(timelineAt != std::string::npos && measuredAt != std::string::npos &&
+         timelineAt < measuredAt && "timeline.html lost a placeholder");
+  page.replace(measuredAt, kMeasured.size(),
+               measured.empty() ? "null" : escapeForScript(measured));
+  page.replace(timelineAt, kTimeline.size(), escapeForScript(timeline));
+  return page;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Lethe memory inspector: where a training step's device memory goes\n");
+
+  static const char *const kFormats[] = {"summary", "table", "json", "chrome",
+                                         "html"};
+  if (llvm::none_of(kFormats,
+                    [](const char *known) { return format == known; }))
+    return fail("unknown --format '" + format +
+                "'; expected summary, table, json, chrome or html");
+  if (!measuredPath.empty() && format != "html")
+    return fail("--measured draws over the HTML timeline; add --format html");
+
+  std::string error;
+  std::optional<std::string> text = readFile(inputPath, error);
+  if (!text)
+    return fail(error);
+  std::string measured;
+  if (!measuredPath.empty()) {
+    std::optional<std::string> measuredText = readFile(measuredPath, error);
+    if (!measuredText)
+      return fail(error);
+    if (!planning::checkTimelineJson(*measuredText, measuredPath, error))
+      return fail(error);
+    measured = std::move(*measuredText);
+  }
+
+  Source source;
+  StringRef trimmed = StringRef(*text).ltrim();
+  if (trimmed.starts_with("{")) {
+    if (!loadPlanFile(*text, source, error))
+      return fail(error);
+  } else {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(*text, inputPath), llvm::SMLoc());
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1;
+    if (failed(loadFunction(*module, source, error)))
+      return error.empty() ? 1 : fail(error);
+  }
+
+  planning::MemoryTimeline timeline;
+  if (!planning::buildTimeline(source.problem, source.schedule, source.info,
+                               timeline, error))
+    return fail(error);
+  std::string output;
+  if (format == "summary")
+    output = planning::writeTimelineSummary(source.problem, timeline);
+  else if (format == "table")
+    output = planning::writeTimelineTable(source.problem, timeline);
+  else if (format == "json")
+    output = planning::writeTimelineJson(source.problem, timeline);
+  else if (format == "chrome")
+    output = planning::writeChromeTrace(source.problem, timeline);
+  else
+    output = renderHtml(planning::writeTimelineJson(source.problem, timeline),
+                        measured);
+
+  std::unique_ptr<llvm::ToolOutputFile> file =
+      openOutputFile(outputPath, &error);
+  if (!file)
+    return fail(error);
+  file->os() << output;
+  file->keep();
+  return 0;
+}

@@ -1,0 +1,165 @@
+//===- TimelineTest.cpp - Memory timelines of schedules -------------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The timeline of a schedule agrees with the simulator: one step per
+// schedule step with its live bytes, issue times that never decrease, the
+// steps on their streams without overlap, tensors whose sizes add up to the
+// curve at every step, the categories at the peak adding up to the peak, and
+// counts of recomputes and swaps that match the schedule. Its JSON passes
+// the reader's check, and the reader rejects other formats and versions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Planning/Timeline.h"
+#include "lethe/Planning/GraphGenerators.h"
+#include "lethe/Planning/Strategies.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+using namespace lethe::planning;
+
+namespace {
+
+/// A greedy plan at half the unplanned peak of a random training DAG, on a
+/// fast link so that it swaps as well as recomputes.
+PlanningProblem makePlannedProblem(uint64_t seed, Plan &plan) {
+  PlanningProblem problem = makeProblem(makeRandomTrainingDag(40, seed), 0.5);
+  problem.link.hostToDeviceBytesPerSecond = 1e12;
+  problem.link.deviceToHostBytesPerSecond = 1e12;
+  std::string error;
+  EXPECT_TRUE(planGreedy(problem, PlanOptions(), plan, error)) << error;
+  return problem;
+}
+
+TEST(Timeline, AgreesWithTheSimulator) {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    Plan plan;
+    PlanningProblem problem = makePlannedProblem(seed, plan);
+    TimelineInfo info;
+    info.function = "step";
+    info.profile = "h100";
+    info.strategy = "greedy";
+    info.budgetBytes = problem.budgetBytes;
+    MemoryTimeline timeline;
+    std::string error;
+    ASSERT_TRUE(buildTimeline(problem, plan.schedule, info, timeline, error))
+        << error;
+    SimulationResult simulation = simulate(problem, plan.schedule);
+    ASSERT_EQ(timeline.steps.size(), plan.schedule.size());
+    EXPECT_EQ(timeline.simulation.peakBytes, simulation.peakBytes);
+
+    // Live bytes are the simulator's curve, and the tensors sum to it.
+    std::vector<int64_t> sums(plan.schedule.size() + 1, 0);
+    for (const TimelineTensor &tensor : timeline.tensors)
+      for (int64_t step = tensor.firstStep; step <= tensor.lastStep; ++step)
+        sums[step] += problem.graph.values[tensor.value].bytes;
+    int64_t recomputes = 0, offloads = 0, prefetches = 0, releases = 0;
+    std::vector<bool> computed(problem.graph.nodes.size(), false);
+    double lastIssue = 0;
+    double streamFree[3] = {0, 0, 0};
+    for (size_t index = 0; index < timeline.steps.size(); ++index) {
+      const TimelineStep &step = timeline.steps[index];
+      EXPECT_EQ(step.liveBytes, simulation.memory[index]);
+      EXPECT_EQ(sums[index], simulation.memory[index]) << "step " << index;
+      EXPECT_GE(step.issue, lastIssue);
+      EXPECT_GE(step.start, step.issue);
+      EXPECT_GE(step.end, step.start);
+      // One thing at a time on each stream.
+      int stream = static_cast<int>(step.stream);
+      EXPECT_GE(step.start, streamFree[stream] - 1e-12) << "step " << index;
+      streamFree[stream] = std::max(streamFree[stream], step.end);
+      lastIssue = step.issue;
+      switch (step.step.kind) {
+      case StepKind::Compute:
+        EXPECT_EQ(step.stream, Stream::Compute);
+        EXPECT_EQ(step.recompute, computed[step.step.id]);
+        recomputes += computed[step.step.id];
+        computed[step.step.id] = true;
+        break;
+      case StepKind::Offload:
+        EXPECT_EQ(step.stream, Stream::DeviceToHost);
+        ++offloads;
+        break;
+      case StepKind::Prefetch:
+        EXPECT_EQ(step.stream, Stream::HostToDevice);
+        ++prefetches;
+        break;
+      case StepKind::Release:
+        EXPECT_EQ(step.start, step.end);
+        ++releases;
+        break;
+      }
+    }
+    EXPECT_EQ(timeline.recomputes, recomputes);
+    EXPECT_EQ(timeline.offloads, offloads);
+    EXPECT_EQ(timeline.prefetches, prefetches);
+    EXPECT_EQ(timeline.releases, releases);
+    EXPECT_GT(recomputes + offloads, 0) << "seed " << seed;
+
+    int64_t atPeak = std::accumulate(timeline.bytesAtPeak.begin(),
+                                     timeline.bytesAtPeak.end(), int64_t(0));
+    EXPECT_EQ(atPeak, simulation.peakBytes);
+    ASSERT_FALSE(timeline.largestAtPeak.empty());
+    for (size_t rank = 1; rank < timeline.largestAtPeak.size(); ++rank)
+      EXPECT_GE(
+          problem.graph
+              .values[timeline.tensors[timeline.largestAtPeak[rank - 1]].value]
+              .bytes,
+          problem.graph
+              .values[timeline.tensors[timeline.largestAtPeak[rank]].value]
+              .bytes);
+    EXPECT_GE(timeline.arenaBytes, timeline.livenessPeakBytes);
+
+    std::string json = writeTimelineJson(problem, timeline);
+    EXPECT_TRUE(checkTimelineJson(json, "timeline", error)) << error;
+    EXPECT_NE(writeChromeTrace(problem, timeline).find("\"traceEvents\""),
+              std::string::npos);
+    EXPECT_NE(writeTimelineSummary(problem, timeline).find("peak: "),
+              std::string::npos);
+    // A header, one row per step and the end.
+    std::string table = writeTimelineTable(problem, timeline);
+    EXPECT_EQ(std::count(table.begin(), table.end(), '\n'),
+              static_cast<long>(plan.schedule.size()) + 2);
+  }
+}
+
+TEST(Timeline, InvalidSchedulesFail) {
+  PlanningProblem problem = makeProblem(makeRandomChain(4, 1), 1.0);
+  Schedule schedule = makeUnplannedSchedule(problem.graph);
+  std::swap(schedule[0], schedule[1]);
+  MemoryTimeline timeline;
+  std::string error;
+  EXPECT_FALSE(
+      buildTimeline(problem, schedule, TimelineInfo(), timeline, error));
+  EXPECT_EQ(error.rfind("the schedule does not run: step 0", 0), 0u) << error;
+}
+
+TEST(Timeline, ReaderChecksFormatAndVersion) {
+  std::string error;
+  EXPECT_FALSE(checkTimelineJson("{", "t.json", error));
+  EXPECT_EQ(error.rfind("t.json: invalid JSON", 0), 0u) << error;
+  EXPECT_FALSE(checkTimelineJson(R"({"format": "lethe-plan", "version": 1})",
+                                 "t.json", error));
+  EXPECT_EQ(error, "t.json: 'format' is 'lethe-plan', not "
+                   "'lethe-memory-timeline'");
+  EXPECT_FALSE(checkTimelineJson(
+      R"({"format": "lethe-memory-timeline", "version": 2, "steps": []})",
+      "t.json", error));
+  EXPECT_EQ(error, "t.json: version 2 is not the version this Lethe reads (1)");
+  EXPECT_FALSE(checkTimelineJson(
+      R"({"format": "lethe-memory-timeline", "version": 1,
+          "steps": [{"issue": 0}]})",
+      "t.json", error));
+  EXPECT_EQ(error, "t.json: steps[0] has no 'live_bytes'");
+  EXPECT_TRUE(checkTimelineJson(
+      R"({"format": "lethe-memory-timeline", "version": 1,
+          "steps": [{"issue": 0, "live_bytes": 5}]})",
+      "t.json", error));
+}
+
+} // namespace
