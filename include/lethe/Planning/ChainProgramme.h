@@ -28,10 +28,13 @@
 // The memory of a sub-problem is what enclosing ones hold plus its own. A
 // sub-problem owns the input of s -- counts it until its last read there --
 // unless its caller ran stage s - 1 keeping everything and backward block
-// s - 1 reads that output; the right part of a split always owns it (the
-// left part makes it again). Stage outputs are thus held exactly as long as
-// the simulator keeps them. Forward-only values of the stages of a
-// sub-problem that recomputes are held until its run keeping everything.
+// s - 1 reads that output; the right part of a split always owns its input
+// (the left part makes it again). A split keeps its checkpoint through the
+// right part only if the left part reads it again: a left part of stage s
+// alone runs it without its output, which may not read its input. Stage
+// inputs and outputs are thus held exactly as long as the simulator keeps
+// them. A sub-problem that recomputes holds the forward-only values of its
+// stages from its start to their last read in it (ChainReduction.h).
 //
 // The programme indexes memory by the bytes held by enclosing sub-problems,
 // in slots: exact when those sizes are multiples of the slot (the greatest

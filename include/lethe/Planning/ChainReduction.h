@@ -37,15 +37,18 @@
 //    live only while read;
 //  - values outside the chain that only the stage's forward reads (a first
 //    layer's weight, a normalisation's shift and running statistics): a
-//    plan that recomputes the stage keeps them until that run;
-//  - any other value a recompute may read after its last unplanned read:
-//    counted, conservatively, until the backward block of the earliest
-//    stage whose forward reads it.
-// The model is exact, the programme's peak equal to the simulated one, on
-// graphs without the last kind (makeRandomChain, makeRandomTrainingDag and
-// the training steps of the bundled models) whose recomputes read every
-// forward-only value of their stage in the run keeping everything; the
-// strategies still check every plan with the simulator.
+//    plan that recomputes the stage keeps them until its last run that
+//    reads them (the one keeping everything, or for those only the output
+//    needs, the last one making the output);
+//  - any other value a recompute may read after its last unplanned read
+//    (one the forward of two stages reads, say): counted, conservatively,
+//    until the last backward block before which such a recompute may run.
+// The model is exact -- the programme's peak equal to the simulated one, for
+// every strategy -- on graphs without the last kind whose sizes are
+// multiples of the programme's slot (makeRandomChain, makeRandomTrainingDag
+// and the training steps of the bundled models, unittests/Planning/Inputs).
+// Elsewhere it overestimates; the strategies still check every plan with
+// the simulator.
 //
 //===----------------------------------------------------------------------===//
 
