@@ -17,7 +17,10 @@ using namespace lethe::planning;
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+/// A peak that no budget allows (a stage that cannot be recomputed).
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max() / 4;
+/// The peak of an operation that runs no node: it measures nothing.
+constexpr int64_t kNoStep = std::numeric_limits<int64_t>::min() / 4;
 
 void expand(const ChainStrategy &strategy, int first, int last,
             std::vector<ChainOperation> &operations) {
@@ -40,6 +43,198 @@ void expand(const ChainStrategy &strategy, int first, int last,
     forward(stage, ForwardMode::NoKeep);
   expand(strategy, choice, last, operations);
   expand(strategy, first, choice - 1, operations);
+}
+
+/// The terms of the memory model of sub-problem (first, last), shared by the
+/// programme and modelStrategyPeak. Peaks are relative to what enclosing
+/// sub-problems hold. `owns` says whether the sub-problem owns the input of
+/// `first` (frees it after its last read there) or a caller holds it past
+/// the sub-problem: the caller that ran stage first - 1 keeping everything,
+/// when the backward block of first - 1 reads that output. A sub-problem
+/// that recomputes holds the forward-only values of its stages from its
+/// start (the output's ones of `last` excepted: nothing in it makes that
+/// output).
+class ChainModel {
+public:
+  explicit ChainModel(const ChainReduction &chain)
+      : stages(chain.stages), lastStage(static_cast<int>(stages.size()) - 1),
+        forwardOnlyBefore(stages.size() + 1, 0),
+        outputForwardOnlyBefore(stages.size() + 1, 0) {
+    for (size_t stage = 0; stage < stages.size(); ++stage) {
+      forwardOnlyBefore[stage + 1] =
+          forwardOnlyBefore[stage] + stages[stage].forwardOnlyBytes;
+      outputForwardOnlyBefore[stage + 1] =
+          outputForwardOnlyBefore[stage] + stages[stage].outputForwardOnlyBytes;
+    }
+  }
+
+  /// Bytes of the two kinds of forward-only values of stages first to last.
+  int64_t forwardOnlyBytes(int first, int last) const {
+    return sum(forwardOnlyBefore, first, last);
+  }
+  int64_t outputForwardOnlyBytes(int first, int last) const {
+    return sum(outputForwardOnlyBefore, first, last);
+  }
+
+  ForwardMode allMode(int first, int last) const {
+    return first < last || last == lastStage ? ForwardMode::All
+                                             : ForwardMode::AllWithoutOutput;
+  }
+
+  /// Whether the input of `first` stays resident after its run keeping
+  /// everything and counts in this sub-problem (its backward reads it).
+  bool keepsInput(int first, bool owns) const {
+    return owns && stages[first].backwardReadsInput;
+  }
+
+  /// Time of a forward block: nothing for a first computation.
+  double forwardSeconds(int index, ForwardMode mode, int last) const {
+    return last == lastStage
+               ? 0
+               : stages[index].recomputeSeconds[static_cast<int>(mode)];
+  }
+
+  /// Running `first` keeping everything, at front `last`.
+  int64_t allForwardPeak(int first, int last, bool owns) const {
+    const ChainStage &stage = stages[first];
+    InputUse use =
+        owns && !stage.backwardReadsInput ? InputUse::Freed : InputUse::Held;
+    int64_t extra = keepsInput(first, owns) ? stage.inputBytes : 0;
+    if (last != lastStage)
+      extra += heldForwardOnly(first + 1, last);
+    return plus(stagePeak(first, allMode(first, last), use, false, last),
+                extra);
+  }
+
+  int64_t allBackwardPeak(int first, bool owns) const {
+    return stages[first].backwardPeakBytes[static_cast<int>(
+        keepsInput(first, owns) ? InputUse::Freed : InputUse::Held)];
+  }
+
+  /// What the run keeping everything holds for the rest of the sub-problem.
+  int64_t allChildHeld(int first, bool owns) const {
+    return stages[first].heldAllBytes +
+           (keepsInput(first, owns) ? stages[first].inputBytes : 0);
+  }
+
+  /// Whether (first + 1, last) owns its input after the run keeping
+  /// everything.
+  bool childOwnsInput(int first) const {
+    return !stages[first].backwardReadsOutput;
+  }
+
+  /// Stage `index` of the forward run of a split of (first, last): a
+  /// checkpoint at first, then stages that keep nothing.
+  ForwardMode splitMode(int first, int index) const {
+    return index == first ? ForwardMode::Checkpoint : ForwardMode::NoKeep;
+  }
+
+  /// Whether a split of (first, last) at `split` keeps the input of `first`
+  /// through its right part: when it owns it and the left part reads it
+  /// again (a left part of one stage only runs it without its output).
+  bool holdsCheckpoint(int first, int split, bool owns) const {
+    const ChainStage &stage = stages[first];
+    auto reads = [&](ForwardMode mode) {
+      return stage.recomputeReadsInput[static_cast<int>(mode)];
+    };
+    return owns && (stage.backwardReadsInput ||
+                    (split - 1 > first ? reads(ForwardMode::Checkpoint) ||
+                                             reads(ForwardMode::All)
+                                       : reads(ForwardMode::AllWithoutOutput)));
+  }
+
+  /// Stage `index` in the forward run of a split of (first, last) at
+  /// `split`.
+  int64_t splitRunPeak(int first, int last, bool owns, int index,
+                       int split) const {
+    bool holds = holdsCheckpoint(first, split, owns);
+    InputUse use = index == first && owns && !holds ? InputUse::Freed
+                   : index == first                 ? InputUse::Held
+                                                    : InputUse::Freed;
+    int64_t extra = holds ? stages[first].inputBytes : 0;
+    // The forward-only values of the stages run before stay resident for
+    // their recomputes; in a recompute, those of the whole sub-problem.
+    extra += last == lastStage ? forwardOnlyBytes(first, index - 1) +
+                                     outputForwardOnlyBytes(first, index - 1)
+                               : heldForwardOnly(first, last) -
+                                     stages[index].forwardOnlyBytes -
+                                     stages[index].outputForwardOnlyBytes;
+    return plus(stagePeak(index, splitMode(first, index), use,
+                          index == split - 1, last),
+                extra);
+  }
+
+  /// What the right part (split, last) runs with: the checkpoint, and the
+  /// forward-only values the left part (first, split - 1) reads.
+  int64_t splitRightHeld(int first, int split, bool owns) const {
+    return (holdsCheckpoint(first, split, owns) ? stages[first].inputBytes
+                                                : 0) +
+           heldForwardOnly(first, split - 1);
+  }
+
+  /// The forward-only values a recomputing sub-problem (first, last) holds
+  /// from its start.
+  int64_t heldForwardOnly(int first, int last) const {
+    return forwardOnlyBytes(first, last) +
+           outputForwardOnlyBytes(first, last - 1);
+  }
+
+  static int64_t plus(int64_t peak, int64_t extra) {
+    return peak == kNoStep || peak >= kNever ? peak : peak + extra;
+  }
+
+private:
+  static int64_t sum(const std::vector<int64_t> &before, int first, int last) {
+    return last < first ? 0 : before[last + 1] - before[first];
+  }
+
+  /// The peak of stage `index` run in `mode` at front `last` (a first
+  /// computation when last is the last stage, else a recompute before the
+  /// backward block of `last`), memory outside the chain included.
+  int64_t stagePeak(int index, ForwardMode mode, InputUse use, bool endsRun,
+                    int last) const {
+    const ChainStage &stage = stages[index];
+    int m = static_cast<int>(mode), u = static_cast<int>(use);
+    if (last == lastStage)
+      return stage.firstPeakBytes[m][u][endsRun];
+    if (!stage.canRecompute[m])
+      return kNever;
+    return plus(stage.recomputePeakBytes[m][u][endsRun], stages[last].gapBytes);
+  }
+
+  const std::vector<ChainStage> &stages;
+  int lastStage;
+  std::vector<int64_t> forwardOnlyBefore, outputForwardOnlyBefore;
+};
+
+/// Walks `strategy` like expand, adding up the model's memory; false when it
+/// recomputes a stage that cannot be.
+bool modelPeaks(const ChainModel &model, const ChainStrategy &strategy,
+                int first, int last, bool owns, int64_t held,
+                std::vector<int64_t> &peaks) {
+  auto record = [&](int64_t peak) {
+    if (peak >= kNever)
+      return false;
+    peaks.push_back(peak == kNoStep ? 0 : held + peak);
+    return true;
+  };
+  int choice = strategy.choice(first, last);
+  if (choice <= first) {
+    if (!record(model.allForwardPeak(first, last, owns)))
+      return false;
+    if (first < last &&
+        !modelPeaks(model, strategy, first + 1, last,
+                    model.childOwnsInput(first),
+                    held + model.allChildHeld(first, owns), peaks))
+      return false;
+    return record(model.allBackwardPeak(first, owns));
+  }
+  for (int index = first; index < choice; ++index)
+    if (!record(model.splitRunPeak(first, last, owns, index, choice)))
+      return false;
+  return modelPeaks(model, strategy, choice, last, true,
+                    held + model.splitRightHeld(first, choice, owns), peaks) &&
+         modelPeaks(model, strategy, first, choice - 1, owns, held, peaks);
 }
 
 /// A cell of the programme: the best strategy of a sub-problem with some
@@ -103,6 +298,21 @@ ChainStrategy lethe::planning::makeSegmentStrategy(int numStages,
   return strategy;
 }
 
+int64_t
+lethe::planning::modelStrategyPeak(const ChainReduction &chain,
+                                   const ChainStrategy &strategy,
+                                   std::vector<int64_t> *operationPeaks) {
+  if (chain.stages.empty())
+    return 0;
+  ChainModel model(chain);
+  std::vector<int64_t> peaks;
+  if (!modelPeaks(model, strategy, 0, strategy.numStages - 1, true, 0, peaks))
+    return -1;
+  if (operationPeaks)
+    *operationPeaks = peaks;
+  return *std::max_element(peaks.begin(), peaks.end());
+}
+
 bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
                                           int64_t budgetBytes,
                                           const ChainProgrammeOptions &options,
@@ -112,58 +322,65 @@ bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
   if (numStages == 0 || budgetBytes < 0)
     return false;
   int lastStage = numStages - 1;
+  ChainModel model(chain);
 
-  // Slots: the common divisor of what sub-problems hold, unless too fine.
+  // Slots: the common divisor of what sub-problems hold (nothing holds the
+  // last stage's), unless too fine. The scale is what runs keeping
+  // everything and forward-only values hold; checkpoints come on top, a few
+  // at a time.
   int64_t divisor = 0, totalHeld = 0;
   double totalSeconds = 0;
   for (const ChainStage &stage : stages) {
-    divisor = std::gcd(divisor, stage.heldAllBytes);
-    divisor = std::gcd(divisor, stage.outputBytes);
-    totalHeld += stage.heldAllBytes;
+    if (&stage != &stages.back()) {
+      for (int64_t bytes :
+           {stage.heldAllBytes, stage.inputBytes, stage.forwardOnlyBytes,
+            stage.outputForwardOnlyBytes})
+        divisor = std::gcd(divisor, bytes);
+      totalHeld += stage.heldAllBytes + stage.forwardOnlyBytes +
+                   stage.outputForwardOnlyBytes;
+    }
     totalSeconds += stage.forwardSeconds + stage.backwardSeconds;
   }
   int64_t slot = std::max<int64_t>(divisor, 1);
-  int64_t maxSlots = std::max<int64_t>(options.maxSlots, 1);
+  int64_t maxSlots = options.maxSlots;
+  if (maxSlots <= 0) {
+    // Rows grow with the stages before them: about stages^2 x slots / 3
+    // cells, which this keeps near 2^21.
+    int64_t square = static_cast<int64_t>(numStages) * numStages;
+    maxSlots = std::clamp<int64_t>((int64_t(3) << 21) / square, 512, 1 << 16);
+  }
   // A coarser slot stays a multiple of the divisor, so that sizes round up
   // by less than a slot. It does not depend on the budget: the same model at
   // every budget keeps the peak from rising as the budget tightens.
   if (totalHeld / slot > maxSlots)
     slot *= (totalHeld / slot + maxSlots - 1) / maxSlots;
   auto slotsOf = [&](int64_t bytes) { return (bytes + slot - 1) / slot; };
-  int64_t heldSlots = 0;
-  for (const ChainStage &stage : stages)
-    heldSlots += slotsOf(stage.heldAllBytes);
-  int numHeld = static_cast<int>(std::min(heldSlots, budgetBytes / slot) + 1);
+  // What callers can hold when (first, .) starts: each earlier stage adds at
+  // most its kept values, its input and its forward-only values.
+  std::vector<int64_t> numHeld(numStages);
+  int64_t heldBound = 0;
+  for (int first = 0; first < numStages; ++first) {
+    numHeld[first] = std::min(heldBound, budgetBytes / slot) + 1;
+    const ChainStage &stage = stages[first];
+    heldBound += slotsOf(stage.heldAllBytes) + slotsOf(stage.inputBytes) +
+                 slotsOf(stage.forwardOnlyBytes) +
+                 slotsOf(stage.outputForwardOnlyBytes);
+  }
   double epsilon = 1e-9 * std::max(totalSeconds, 1e-300);
 
-  // The peak of a forward block run at front `last` (first computations
-  // when last is the last stage, recomputes otherwise), and its time.
-  auto forwardPeak = [&](int index, ForwardMode mode, int last) -> int64_t {
-    const ChainStage &stage = stages[index];
-    int m = static_cast<int>(mode);
-    if (last == lastStage)
-      return stage.firstPeakBytes[m == 3 ? 2 : m];
-    if (!stage.canRecompute[m])
-      return kNever;
-    return stages[last].gapBytes + stage.recomputePeakBytes[m];
-  };
-  auto forwardSeconds = [&](int index, ForwardMode mode, int last) {
-    return last == lastStage
-               ? 0.0
-               : stages[index].recomputeSeconds[static_cast<int>(mode)];
-  };
-
-  // cells[triangle(first, last) * numHeld + held]
-  std::vector<size_t> rowStart(numStages);
+  // The cells of (first, last, owns), indexed by the slots held: rows of
+  // numHeld[first] cells, by first, then last, then owns.
+  std::vector<size_t> firstStart(numStages);
   size_t cellCount = 0;
   for (int first = 0; first < numStages; ++first) {
-    rowStart[first] = cellCount;
-    cellCount += static_cast<size_t>(numStages - first) * numHeld;
+    firstStart[first] = cellCount;
+    cellCount += static_cast<size_t>(numStages - first) * 2 * numHeld[first];
   }
   std::vector<Cell> cells(cellCount);
-  auto cellAt = [&](int first, int last, int64_t held) -> Cell & {
-    return cells[rowStart[first] + static_cast<size_t>(last - first) * numHeld +
-                 held];
+  auto row = [&](int first, int last, bool owns) {
+    return &cells[firstStart[first] +
+                  (static_cast<size_t>(last - first) * 2 + owns) *
+                      numHeld[first]];
   };
   auto better = [&](double seconds, int64_t peak, const Cell &cell) {
     if (seconds < cell.seconds - epsilon)
@@ -174,95 +391,101 @@ bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
   for (int length = 0; length < numStages; ++length) {
     for (int first = 0; first + length < numStages; ++first) {
       int last = first + length;
-      const ChainStage &stage = stages[first];
-      ForwardMode allMode = first < last || last == lastStage
-                                ? ForwardMode::All
-                                : ForwardMode::AllWithoutOutput;
-      int64_t allPeak = forwardPeak(first, allMode, last);
-      double allSeconds = forwardSeconds(first, allMode, last);
-      int64_t childHeld = slotsOf(stage.heldAllBytes);
-      Cell *row = &cellAt(first, last, 0);
-      // All: run the stage keeping everything, the rest, its backward.
-      for (int64_t held = 0; held < numHeld; ++held) {
-        int64_t base = held * slot;
-        Cell &best = row[held];
-        best = Cell();
-        if (allPeak >= kNever || base + allPeak > budgetBytes ||
-            base + stage.backwardPeakBytes > budgetBytes)
-          break;
-        double seconds = allSeconds;
-        int64_t peak = base + std::max(allPeak, stage.backwardPeakBytes);
-        if (first < last) {
-          if (held + childHeld >= numHeld)
+      for (bool owns : {false, true}) {
+        Cell *cell = row(first, last, owns);
+        int64_t rowLength = numHeld[first];
+        // All: run the stage keeping everything, the rest, its backward.
+        int64_t forwardPeak = model.allForwardPeak(first, last, owns);
+        int64_t backwardPeak = model.allBackwardPeak(first, owns);
+        double allSeconds =
+            model.forwardSeconds(first, model.allMode(first, last), last);
+        int64_t childHeld = slotsOf(model.allChildHeld(first, owns));
+        const Cell *child =
+            first < last ? row(first + 1, last, model.childOwnsInput(first))
+                         : nullptr;
+        for (int64_t held = 0; held < rowLength; ++held) {
+          int64_t base = held * slot;
+          if (forwardPeak >= kNever || base + forwardPeak > budgetBytes ||
+              base + backwardPeak > budgetBytes)
             break;
-          const Cell &child = cellAt(first + 1, last, held + childHeld);
-          seconds += child.seconds;
-          peak = std::max(peak, child.peak);
-        }
-        if (seconds < kInfinity) {
-          best.seconds = seconds;
-          best.peak = peak;
-          best.choice = 0;
-        }
-      }
-      // Split at `split`: a checkpoint, forward to split - 1, the right part
-      // with the output of split - 1 held, then the left part. The forward
-      // run does not depend on the memory held, so it is the outer loop.
-      int64_t runPeak = 0;
-      double runSeconds = 0;
-      for (int split = first + 1; split <= last; ++split) {
-        int previous = split - 1;
-        ForwardMode mode =
-            previous == first ? ForwardMode::Checkpoint : ForwardMode::NoKeep;
-        int64_t peak = forwardPeak(previous, mode, last);
-        if (peak >= kNever)
-          break;
-        runPeak = std::max(runPeak, peak);
-        runSeconds += forwardSeconds(previous, mode, last);
-        if (runPeak > budgetBytes)
-          break;
-        int64_t outputSlots = slotsOf(stages[previous].outputBytes);
-        int64_t heldLimit =
-            std::min((budgetBytes - runPeak) / slot + 1, numHeld - outputSlots);
-        const Cell *right = &cellAt(split, last, outputSlots);
-        const Cell *left = &cellAt(first, previous, 0);
-        for (int64_t held = 0; held < heldLimit; ++held) {
-          if (right[held].seconds == kInfinity ||
-              left[held].seconds == kInfinity)
+          double seconds = allSeconds;
+          int64_t peak = base + std::max(forwardPeak, backwardPeak);
+          if (child) {
+            if (held + childHeld >= numHeld[first + 1])
+              break;
+            seconds += child[held + childHeld].seconds;
+            peak = std::max(peak, child[held + childHeld].peak);
+          }
+          if (seconds == kInfinity)
             break;
-          double seconds =
-              runSeconds + right[held].seconds + left[held].seconds;
-          int64_t total = std::max(
-              {held * slot + runPeak, right[held].peak, left[held].peak});
-          if (better(seconds, total, row[held])) {
-            row[held].seconds = seconds;
-            row[held].peak = total;
-            row[held].choice = split;
+          cell[held] = {seconds, peak, 0};
+        }
+        // Split at `split`: a checkpoint, forward to split - 1, the right
+        // part, then the left part. The forward run does not depend on the
+        // memory held, so it is the outer loop; `before` is the peak of its
+        // stages before split - 1, which does not end it.
+        int64_t before = kNoStep;
+        double runSeconds = 0;
+        for (int split = first + 1; split <= last; ++split) {
+          int previous = split - 1;
+          int64_t ending =
+              model.splitRunPeak(first, last, owns, previous, split);
+          if (ending >= kNever)
+            break;
+          int64_t runPeak = std::max(before, ending);
+          before = std::max(before, model.splitRunPeak(first, last, owns,
+                                                       previous, split + 1));
+          runSeconds += model.forwardSeconds(
+              previous, model.splitMode(first, previous), last);
+          if (runPeak > budgetBytes) {
+            if (before > budgetBytes)
+              break;
+            continue;
+          }
+          int64_t rightHeld = slotsOf(model.splitRightHeld(first, split, owns));
+          int64_t heldLimit = std::min({(budgetBytes - runPeak) / slot + 1,
+                                        rowLength, numHeld[split] - rightHeld});
+          if (heldLimit <= 0)
+            continue;
+          const Cell *right = row(split, last, true) + rightHeld;
+          const Cell *left = row(first, previous, owns);
+          for (int64_t held = 0; held < heldLimit; ++held) {
+            if (right[held].seconds == kInfinity ||
+                left[held].seconds == kInfinity)
+              break;
+            double seconds =
+                runSeconds + right[held].seconds + left[held].seconds;
+            int64_t total = std::max(
+                {held * slot + runPeak, right[held].peak, left[held].peak});
+            if (better(seconds, total, cell[held]))
+              cell[held] = {seconds, total, split};
           }
         }
       }
     }
   }
 
-  const Cell &top = cellAt(0, lastStage, 0);
+  const Cell &top = row(0, lastStage, true)[0];
   if (top.seconds == kInfinity)
     return false;
   // Read the strategy back, following the held memory down.
   ChainStrategy strategy(numStages);
-  std::vector<std::tuple<int, int, int64_t>> work = {{0, lastStage, 0}};
+  std::vector<std::tuple<int, int, bool, int64_t>> work = {
+      {0, lastStage, true, 0}};
   while (!work.empty()) {
-    auto [first, last, held] = work.back();
+    auto [first, last, owns, held] = work.back();
     work.pop_back();
-    int choice = cellAt(first, last, held).choice;
+    int choice = row(first, last, owns)[held].choice;
     strategy.choice(first, last) = choice;
     if (choice == 0) {
       if (first < last)
-        work.push_back(
-            {first + 1, last, held + slotsOf(stages[first].heldAllBytes)});
+        work.push_back({first + 1, last, model.childOwnsInput(first),
+                        held + slotsOf(model.allChildHeld(first, owns))});
     } else {
       work.push_back(
-          {choice, last, held + slotsOf(stages[choice - 1].outputBytes)});
-      work.push_back({first, choice - 1, held});
+          {choice, last, true,
+           held + slotsOf(model.splitRightHeld(first, choice, owns))});
+      work.push_back({first, choice - 1, owns, held});
     }
   }
   result.strategy = std::move(strategy);

@@ -7,8 +7,9 @@
 // The strategies that plan on the chain of stages of a training step: sqrt
 // (Chen et al.), chain (the dynamic programme of ChainProgramme.h) and
 // chain-offload (chain plans with checkpoints swapped to the host). Each one
-// checks its plan with the simulator: the chain model is exact for chains
-// but only an estimate for other graphs.
+// checks its plan with the simulator: the chain model is exact on most
+// training steps but conservative on some (ChainReduction.h), and a plan is
+// cheap to check.
 //
 //===----------------------------------------------------------------------===//
 

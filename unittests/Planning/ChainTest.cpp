@@ -7,8 +7,10 @@
 // The chain reduction on hand-built and random graphs; the chain programme
 // against an exhaustive search over the schedules it optimises over (built
 // here from node names, independently of the programme, and judged by the
-// simulator); validity, budgets and monotonicity of sqrt, chain and
-// chain-offload on random chains and training DAGs. Seeded.
+// simulator); its memory model against the simulator on every strategy;
+// validity, budgets and monotonicity of sqrt, chain and chain-offload on
+// random chains and training DAGs; and all of that on the planning problems
+// of the bundled models (Inputs/, in LETHE_PLANNING_INPUTS). Seeded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,8 +22,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 
 using namespace lethe::planning;
 
@@ -158,6 +162,164 @@ TEST(ChainReductionTest, RandomDagsGiveOrderedBlocks) {
     ASSERT_TRUE(reduceToChain(graph, merged, error, 3)) << error;
     EXPECT_LE(merged.stages.size(), 3u);
   }
+}
+
+/// `graph` with a first forward node that makes a scalar from a new
+/// optimizer-state input (as Adam's bias corrections come from the step
+/// counter), which every optimizer node reads.
+TrainingGraph addStepScalar(const TrainingGraph &graph) {
+  TrainingGraph result;
+  result.values = graph.values;
+  for (GraphValue &value : result.values)
+    if (value.producer >= 0)
+      ++value.producer;
+  GraphValue counter;
+  counter.name = "step";
+  counter.bytes = 8;
+  counter.kind = ValueKind::OptimizerState;
+  result.values.push_back(counter);
+  GraphValue scalar;
+  scalar.name = "correction";
+  scalar.bytes = 8;
+  scalar.producer = 0;
+  result.values.push_back(scalar);
+  int scalarId = static_cast<int>(result.values.size()) - 1;
+  GraphNode correction;
+  correction.name = "bias_correction";
+  correction.seconds = 1e-4;
+  correction.inputs = {scalarId - 1};
+  correction.outputs = {scalarId};
+  result.nodes.push_back(correction);
+  for (GraphNode node : graph.nodes) {
+    if (node.role == NodeRole::Optimizer)
+      node.inputs.push_back(scalarId);
+    result.nodes.push_back(node);
+  }
+  result.computeUsers();
+  return result;
+}
+
+/// Calls `visit` with every strategy of the programme's family on
+/// `numStages` stages.
+void forEachStrategy(int numStages,
+                     const std::function<void(const ChainStrategy &)> &visit) {
+  ChainStrategy strategy(numStages);
+  // The sub-problems still to choose for.
+  std::function<void(std::vector<std::pair<int, int>>)> search =
+      [&](std::vector<std::pair<int, int>> pending) {
+        if (pending.empty()) {
+          visit(strategy);
+          return;
+        }
+        auto [first, last] = pending.back();
+        pending.pop_back();
+        for (int choice = first; choice <= last; ++choice) {
+          std::vector<std::pair<int, int>> next = pending;
+          strategy.choice(first, last) = choice == first ? 0 : choice;
+          if (choice > first) {
+            next.push_back({first, choice - 1});
+            next.push_back({choice, last});
+          } else if (first < last) {
+            next.push_back({first + 1, last});
+          }
+          search(next);
+        }
+      };
+  if (numStages > 0)
+    search({{0, numStages - 1}});
+}
+
+/// A strategy's simulated time and peak, and its modelled peak.
+struct StrategyOutcome {
+  double seconds = 0;
+  int64_t peak = 0;
+  int64_t modelled = 0;
+};
+
+/// Simulates and models every strategy of the family on `chain`.
+std::vector<StrategyOutcome>
+simulateEveryStrategy(const PlanningProblem &problem,
+                      const ChainReduction &chain) {
+  std::vector<StrategyOutcome> outcomes;
+  forEachStrategy(
+      static_cast<int>(chain.stages.size()),
+      [&](const ChainStrategy &strategy) {
+        SimulationResult simulation = simulate(
+            problem, translateOperations(chain, expandStrategy(strategy)));
+        EXPECT_TRUE(simulation.valid) << simulation.error;
+        outcomes.push_back({simulation.seconds, simulation.peakBytes,
+                            modelStrategyPeak(chain, strategy)});
+      });
+  return outcomes;
+}
+
+/// How many of `outcomes` the model gets wrong.
+int countMismatches(const std::vector<StrategyOutcome> &outcomes) {
+  return static_cast<int>(std::count_if(
+      outcomes.begin(), outcomes.end(), [](const StrategyOutcome &outcome) {
+        return outcome.modelled != outcome.peak;
+      }));
+}
+
+/// Checks the programme against `all` (every strategy's outcome) at budgets
+/// from the lowest peak to the highest: the fastest within the budget, with
+/// the simulated peak it predicts.
+void expectOptimal(const PlanningProblem &problem, const ChainReduction &chain,
+                   const std::vector<StrategyOutcome> &all,
+                   const std::string &name) {
+  int64_t lowest = all.front().peak, highest = all.front().peak;
+  for (const StrategyOutcome &outcome : all) {
+    lowest = std::min(lowest, outcome.peak);
+    highest = std::max(highest, outcome.peak);
+  }
+  for (int step = 0; step <= 8; ++step) {
+    int64_t budget = lowest + (highest - lowest) * step / 8;
+    double best = -1;
+    for (const StrategyOutcome &outcome : all)
+      if (outcome.peak <= budget && (best < 0 || outcome.seconds < best))
+        best = outcome.seconds;
+    ChainProgrammeResult solution;
+    ASSERT_TRUE(
+        solveChainProgramme(chain, budget, ChainProgrammeOptions(), solution))
+        << name << ", budget " << budget;
+    SimulationResult simulation = simulate(
+        problem, translateOperations(chain, expandStrategy(solution.strategy)));
+    EXPECT_EQ(simulation.peakBytes, solution.peakBytes) << name;
+    EXPECT_LE(simulation.peakBytes, budget) << name;
+    EXPECT_NEAR(simulation.seconds, best, 1e-9 * best)
+        << name << ", budget " << budget;
+  }
+  ChainProgrammeResult solution;
+  EXPECT_FALSE(
+      solveChainProgramme(chain, lowest - 1, ChainProgrammeOptions(), solution))
+      << name;
+}
+
+TEST(ChainReductionTest, ValuesNotDependingOnTheDataStayOutsideTheChain) {
+  // A scalar every update reads would otherwise tie all backward nodes to
+  // the first stage.
+  PlanningProblem problem =
+      makeProblem(addStepScalar(makeRandomChain(6, 3)), 1.0);
+  const TrainingGraph &graph = problem.graph;
+  std::string error;
+  ASSERT_TRUE(graph.verify(error)) << error;
+  ChainReduction chain;
+  ASSERT_TRUE(reduceToChain(graph, chain, error)) << error;
+  ASSERT_EQ(chain.stages.size(), 6u);
+  for (int k = 0; k < 6; ++k) {
+    const ChainStage &stage = chain.stages[k];
+    ASSERT_EQ(stage.backwardNodes.size(), 2u);
+    EXPECT_EQ(graph.nodes[stage.backwardNodes[0]].name,
+              "b" + std::to_string(k));
+    EXPECT_EQ(graph.nodes[stage.backwardNodes[1]].name,
+              "update" + std::to_string(k));
+    // Its node is never recomputed: the scalar stays resident.
+    for (const std::vector<int> &nodes : stage.recomputeNodes)
+      EXPECT_EQ(std::count(nodes.begin(), nodes.end(), 0), 0);
+  }
+  std::vector<StrategyOutcome> all = simulateEveryStrategy(problem, chain);
+  EXPECT_EQ(countMismatches(all), 0);
+  expectOptimal(problem, chain, all, "step scalar");
 }
 
 /// Every schedule of the programme's family on a chain from
@@ -303,6 +465,22 @@ TEST(ChainProgrammeTest, ModelIsExactOnChains) {
   }
 }
 
+TEST(ChainProgrammeTest, ModelIsExactOnEveryStrategy) {
+  // Training DAGs (blocks merged where a backward node reads an older value,
+  // and to at most 6 blocks), and chains with a forward-only input and
+  // layers that cannot be recomputed.
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    PlanningProblem problem = makeProblem(
+        makeRandomTrainingDag(8 + static_cast<int>(seed), seed), 1.0);
+    ChainReduction chain;
+    std::string error;
+    ASSERT_TRUE(reduceToChain(problem.graph, chain, error, 6)) << error;
+    std::vector<StrategyOutcome> all = simulateEveryStrategy(problem, chain);
+    EXPECT_EQ(countMismatches(all), 0) << "seed " << seed;
+    expectOptimal(problem, chain, all, "dag " + std::to_string(seed));
+  }
+}
+
 /// Budgets from the unplanned peak down, in `steps` steps to `fraction` of
 /// it.
 std::vector<int64_t> sweep(const PlanningProblem &problem, int steps,
@@ -390,37 +568,51 @@ TEST(ChainStrategiesTest, SqrtAndOffloadOnChains) {
   EXPECT_GT(fasterWithOffload, 0);
 }
 
+/// Adds a step input of `bytes` (a mask) read by the forward nodes
+/// `readers` of `graph`.
+void addMask(TrainingGraph &graph, int64_t bytes,
+             const std::vector<int> &readers) {
+  GraphValue mask;
+  mask.name = "mask";
+  mask.bytes = bytes;
+  mask.kind = ValueKind::Input;
+  graph.values.push_back(mask);
+  for (int node : readers)
+    graph.nodes[node].inputs.push_back(static_cast<int>(graph.values.size()) -
+                                       1);
+  graph.computeUsers();
+}
+
+/// Runs the chain strategy on budgets from the unplanned peak down to
+/// `fraction` of it; returns how many it plans. runStrategy rejects invalid
+/// and over-budget plans as internal errors, which fail the test.
+int countChainPlans(PlanningProblem problem, double fraction) {
+  int plans = 0;
+  for (int64_t budget : sweep(problem, 12, fraction)) {
+    problem.budgetBytes = budget;
+    PlanResult result;
+    std::string error;
+    if (runStrategy("chain", problem, PlanOptions(), result, error)) {
+      ++plans;
+      continue;
+    }
+    EXPECT_EQ(error.find("internal error"), std::string::npos) << error;
+  }
+  return plans;
+}
+
 TEST(ChainStrategiesTest, ModelMismatchIsCheckedAndTightened) {
   // An extra step input read only by f2: a recompute of f2 keeps it alive
-  // longer than the unplanned step does, which the chain model does not
-  // know. Layers 4 and 5 cannot be recomputed.
+  // longer than the unplanned step does (the model counts it as a
+  // forward-only value of f2's stage). Layers 4 and 5 cannot be recomputed.
+  // Whatever the model says, the strategy must return only valid plans
+  // within the budget.
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     TrainingGraph graph = makeRandomChain(10, seed);
-    GraphValue mask;
-    mask.name = "mask";
-    mask.bytes = 8 * 1024;
-    mask.kind = ValueKind::Input;
-    graph.values.push_back(mask);
-    graph.nodes[2].inputs.push_back(static_cast<int>(graph.values.size()) - 1);
+    addMask(graph, 8 * 1024, {2});
     graph.nodes[4].recomputable = false;
     graph.nodes[5].recomputable = false;
-    graph.computeUsers();
-    PlanningProblem problem = makeProblem(graph, 1.0);
-    int plans = 0;
-    for (int64_t budget : sweep(problem, 12, 0.4)) {
-      problem.budgetBytes = budget;
-      SimulationResult simulation;
-      // runStrategy rejects invalid and over-budget plans as internal
-      // errors, which would fail here.
-      PlanResult result;
-      std::string error;
-      if (runStrategy("chain", problem, PlanOptions(), result, error)) {
-        ++plans;
-        continue;
-      }
-      EXPECT_EQ(error.find("internal error"), std::string::npos) << error;
-    }
-    EXPECT_GT(plans, 1);
+    EXPECT_GT(countChainPlans(makeProblem(graph, 1.0), 0.4), 1);
   }
 }
 
@@ -451,5 +643,94 @@ TEST(ChainStrategiesTest, StepWithoutForwardNodesIsPlannedUnchanged) {
     EXPECT_TRUE(plan(name, problem, simulation)) << name;
   }
 }
+
+TEST(ChainStrategiesTest, ConservativeModelStaysValid) {
+  // A step input read by the forward of two stages: the model counts it,
+  // conservatively, until the backward block of the first, so it never
+  // predicts less than the simulator finds.
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    TrainingGraph graph = makeRandomChain(8, seed);
+    addMask(graph, 4 * 1024, {2, 5});
+    PlanningProblem problem = makeProblem(graph, 1.0);
+    ChainReduction chain;
+    std::string error;
+    ASSERT_TRUE(reduceToChain(graph, chain, error)) << error;
+    for (const StrategyOutcome &outcome : simulateEveryStrategy(problem, chain))
+      EXPECT_GE(outcome.modelled, outcome.peak) << "seed " << seed;
+    EXPECT_GT(countChainPlans(problem, 0.4), 1);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The bundled models
+//===----------------------------------------------------------------------===//
+
+/// The planning problems of the four tiny test models
+/// (python/lethe/onnx_models.py), gradient-only (-grad) and with Adam
+/// (-adam), as --lethe-plan-memory writes them with problem-out=.
+class BundledModelTest : public ::testing::TestWithParam<std::string> {
+protected:
+  void SetUp() override {
+    std::string path =
+        std::string(LETHE_PLANNING_INPUTS) + "/" + GetParam() + ".problem.json";
+    std::ifstream file(path);
+    ASSERT_TRUE(file) << "cannot read " << path;
+    std::stringstream text;
+    text << file.rdbuf();
+    std::string error;
+    ASSERT_TRUE(parseProblemJson(text.str(), path, problem, error)) << error;
+    ASSERT_TRUE(reduceToChain(problem.graph, chain, error, 100)) << error;
+    unplanned = unplannedPeak(problem);
+  }
+
+  PlanningProblem problem;
+  ChainReduction chain;
+  int64_t unplanned = 0;
+};
+
+TEST_P(BundledModelTest, ModelIsExactOnEveryStrategy) {
+  std::vector<StrategyOutcome> all = simulateEveryStrategy(problem, chain);
+  EXPECT_EQ(countMismatches(all), 0);
+  expectOptimal(problem, chain, all, GetParam());
+}
+
+TEST_P(BundledModelTest, ChainIsAtLeastAsGoodAsSqrt) {
+  ChainProgrammeResult solution;
+  EXPECT_TRUE(
+      solveChainProgramme(chain, unplanned, ChainProgrammeOptions(), solution));
+  // sqrt's plans are in the programme's family, and the model is exact.
+  PlanOptions options;
+  int64_t chainMinimum =
+      findMinimumBudget("chain", problem, options, 0, unplanned);
+  int64_t sqrtMinimum =
+      findMinimumBudget("sqrt", problem, options, 0, unplanned);
+  int64_t offloadMinimum =
+      findMinimumBudget("chain-offload", problem, options, 0, unplanned);
+  ASSERT_GT(chainMinimum, 0);
+  EXPECT_LE(chainMinimum, sqrtMinimum);
+  EXPECT_LE(offloadMinimum, chainMinimum);
+  for (int step = 0; step <= 4; ++step) {
+    problem.budgetBytes = chainMinimum + (unplanned - chainMinimum) * step / 4;
+    SimulationResult chainPlan, sqrtPlan;
+    // runStrategy checks that the plan is valid and within the budget.
+    ASSERT_TRUE(plan("chain", problem, chainPlan))
+        << "budget " << problem.budgetBytes;
+    if (plan("sqrt", problem, sqrtPlan)) {
+      EXPECT_LE(chainPlan.seconds, sqrtPlan.seconds * (1 + 1e-9))
+          << "budget " << problem.budgetBytes;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, BundledModelTest,
+                         ::testing::Values("mlp-grad", "mlp-adam", "cnn-grad",
+                                           "cnn-adam", "transformer-grad",
+                                           "transformer-adam", "unet-grad",
+                                           "unet-adam"),
+                         [](const ::testing::TestParamInfo<std::string> &info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 } // namespace

@@ -25,6 +25,17 @@
 // of every node keeps it; the simulator frees each value after its last
 // read, which is what "keeping" means in the schedule.
 //
+// The memory of a sub-problem is what enclosing ones hold plus its own. A
+// sub-problem owns the input of s -- counts it until its last read there --
+// unless its caller ran stage s - 1 keeping everything and backward block
+// s - 1 reads that output; the right part of a split always owns its input
+// (the left part makes it again). A split keeps its checkpoint through the
+// right part only if the left part reads it again: a left part of stage s
+// alone runs it without its output, which may not read its input. Stage
+// inputs and outputs are thus held exactly as long as the simulator keeps
+// them. A sub-problem that recomputes holds the forward-only values of its
+// stages from its start to their last read in it (ChainReduction.h).
+//
 // The programme indexes memory by the bytes held by enclosing sub-problems,
 // in slots: exact when those sizes are multiples of the slot (the greatest
 // common divisor of the sizes, unless that needs more than `maxSlots`
@@ -75,10 +86,21 @@ std::vector<ChainOperation> expandStrategy(const ChainStrategy &strategy);
 Schedule translateOperations(const ChainReduction &chain,
                              const std::vector<ChainOperation> &operations);
 
+/// The peak the programme's memory model predicts for `strategy` on
+/// `chain` (the model of ChainReduction.h, in bytes, without slots), or -1
+/// when the strategy recomputes a stage that cannot be recomputed. With
+/// `operationPeaks`, also the modelled peak of each operation of
+/// expandStrategy(strategy), in order (0 for one that runs no node).
+int64_t modelStrategyPeak(const ChainReduction &chain,
+                          const ChainStrategy &strategy,
+                          std::vector<int64_t> *operationPeaks = nullptr);
+
 /// Settings of the programme.
 struct ChainProgrammeOptions {
-  /// Most memory slots; more means finer sizes and a slower programme.
-  int64_t maxSlots = 512;
+  /// Most memory slots; more means finer sizes and a slower programme. 0
+  /// picks from the number of stages: about 2^21 cells, at least 512 and at
+  /// most 2^16 slots.
+  int64_t maxSlots = 0;
 };
 
 /// What the programme found.
