@@ -30,19 +30,36 @@ void expand(const ChainStrategy &strategy, int first, int last,
   auto forward = [&](int stage, ForwardMode mode) {
     operations.push_back({false, stage, mode, firstPass});
   };
+  auto copy = [&](ChainOperation::Copy kind) {
+    ChainOperation operation;
+    operation.stage = first;
+    operation.copy = kind;
+    operations.push_back(operation);
+  };
   if (choice <= first) {
+    bool offloaded = choice == kAllInputOffloaded;
     forward(first, first < last || firstPass ? ForwardMode::All
                                              : ForwardMode::AllWithoutOutput);
+    if (offloaded)
+      copy(ChainOperation::Copy::Offload);
     if (first < last)
       expand(strategy, first + 1, last, operations);
+    if (offloaded)
+      copy(ChainOperation::Copy::Prefetch);
     operations.push_back({true, first, ForwardMode::All, false});
     return;
   }
+  int split = strategy.splitOf(choice);
+  bool offloaded = choice != split;
   forward(first, ForwardMode::Checkpoint);
-  for (int stage = first + 1; stage < choice; ++stage)
+  if (offloaded)
+    copy(ChainOperation::Copy::Offload);
+  for (int stage = first + 1; stage < split; ++stage)
     forward(stage, ForwardMode::NoKeep);
-  expand(strategy, choice, last, operations);
-  expand(strategy, first, choice - 1, operations);
+  expand(strategy, split, last, operations);
+  if (offloaded)
+    copy(ChainOperation::Copy::Prefetch);
+  expand(strategy, first, split - 1, operations);
 }
 
 /// The terms of the memory model of sub-problem (first, last), shared by the
@@ -164,6 +181,24 @@ public:
                 extra);
   }
 
+  /// The input of `first` that a run keeping everything may offload for
+  /// the rest of the sub-problem: when its backward block needs it back
+  /// and something holds it meanwhile (a caller, or the sub-problem).
+  int64_t offloadableInputBytes(int first, bool owns) const {
+    const ChainStage &stage = stages[first];
+    return stage.inputValue >= 0 && (!owns || keepsInput(first, owns))
+               ? stage.inputBytes
+               : 0;
+  }
+
+  /// The checkpoint a split may offload during its right part: the input
+  /// of `first`, when the split holds it.
+  int64_t offloadedCheckpointBytes(int first, int split, bool owns) const {
+    return stages[first].inputValue >= 0 && holdsCheckpoint(first, split, owns)
+               ? stages[first].inputBytes
+               : 0;
+  }
+
   /// What the right part (split, last) runs with: the checkpoint, and the
   /// forward-only values the left part (first, split - 1) reads.
   int64_t splitRightHeld(int first, int split, bool owns) const {
@@ -222,19 +257,25 @@ bool modelPeaks(const ChainModel &model, const ChainStrategy &strategy,
   if (choice <= first) {
     if (!record(model.allForwardPeak(first, last, owns)))
       return false;
+    int64_t childHeld = model.allChildHeld(first, owns);
+    if (choice == kAllInputOffloaded)
+      childHeld -= model.offloadableInputBytes(first, owns);
     if (first < last &&
         !modelPeaks(model, strategy, first + 1, last,
-                    model.childOwnsInput(first),
-                    held + model.allChildHeld(first, owns), peaks))
+                    model.childOwnsInput(first), held + childHeld, peaks))
       return false;
     return record(model.allBackwardPeak(first, owns));
   }
-  for (int index = first; index < choice; ++index)
-    if (!record(model.splitRunPeak(first, last, owns, index, choice)))
+  int split = strategy.splitOf(choice);
+  for (int index = first; index < split; ++index)
+    if (!record(model.splitRunPeak(first, last, owns, index, split)))
       return false;
-  return modelPeaks(model, strategy, choice, last, true,
-                    held + model.splitRightHeld(first, choice, owns), peaks) &&
-         modelPeaks(model, strategy, first, choice - 1, owns, held, peaks);
+  int64_t rightHeld = model.splitRightHeld(first, split, owns);
+  if (choice != split)
+    rightHeld -= model.offloadedCheckpointBytes(first, split, owns);
+  return modelPeaks(model, strategy, split, last, true, held + rightHeld,
+                    peaks) &&
+         modelPeaks(model, strategy, first, split - 1, owns, held, peaks);
 }
 
 /// A cell of the programme: the best strategy of a sub-problem with some
@@ -261,6 +302,15 @@ Schedule lethe::planning::translateOperations(
   Schedule schedule;
   for (const ChainOperation &operation : operations) {
     const ChainStage &stage = chain.stages[operation.stage];
+    if (operation.copy == ChainOperation::Copy::Offload) {
+      schedule.push_back(Step::offload(stage.inputValue));
+      schedule.push_back(Step::release(stage.inputValue));
+      continue;
+    }
+    if (operation.copy == ChainOperation::Copy::Prefetch) {
+      schedule.push_back(Step::prefetch(stage.inputValue));
+      continue;
+    }
     const std::vector<int> &nodes =
         operation.backward ? stage.backwardNodes
         : operation.first
@@ -367,6 +417,7 @@ bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
                  slotsOf(stage.outputForwardOnlyBytes);
   }
   double epsilon = 1e-9 * std::max(totalSeconds, 1e-300);
+  const HostLink *link = options.offloadLink;
 
   // The cells of (first, last, owns), indexed by the slots held: rows of
   // numHeld[first] cells, by first, then last, then owns.
@@ -420,6 +471,36 @@ bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
             break;
           cell[held] = {seconds, peak, 0};
         }
+        // All, with the input offloaded while the rest runs. As translated,
+        // its release waits for the copy out and the backward block for the
+        // copy back: the step is longer by both (the chain-offload strategy
+        // may then hide them by spreading the copies out).
+        int64_t input =
+            link && child ? model.offloadableInputBytes(first, owns) : 0;
+        if (input > 0) {
+          // The rest holds the stage's values but not the input; slots
+          // round up, so that an input a caller holds counts at most once.
+          int64_t restHeld = slotsOf(model.allChildHeld(first, owns)) -
+                             (input + slot - 1) / slot;
+          double copies =
+              link->copySeconds(input, false) + link->copySeconds(input, true);
+          for (int64_t held = std::max<int64_t>(0, -restHeld); held < rowLength;
+               ++held) {
+            int64_t base = held * slot;
+            if (forwardPeak >= kNever || base + forwardPeak > budgetBytes ||
+                base + backwardPeak > budgetBytes ||
+                held + restHeld >= numHeld[first + 1])
+              break;
+            const Cell &rest = child[held + restHeld];
+            if (rest.seconds == kInfinity)
+              continue;
+            double seconds = allSeconds + rest.seconds + copies;
+            int64_t peak =
+                std::max(base + std::max(forwardPeak, backwardPeak), rest.peak);
+            if (better(seconds, peak, cell[held]))
+              cell[held] = {seconds, peak, kAllInputOffloaded};
+          }
+        }
         // Split at `split`: a checkpoint, forward to split - 1, the right
         // part, then the left part. The forward run does not depend on the
         // memory held, so it is the outer loop; `before` is the peak of its
@@ -460,6 +541,32 @@ bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
             if (better(seconds, total, cell[held]))
               cell[held] = {seconds, total, split};
           }
+          // The same with the checkpoint on the host during the right
+          // part, its copies costed in full as for "all" above.
+          int64_t checkpoint =
+              link ? model.offloadedCheckpointBytes(first, split, owns) : 0;
+          if (checkpoint == 0)
+            continue;
+          int64_t offloadedHeld =
+              slotsOf(model.splitRightHeld(first, split, owns) - checkpoint);
+          int64_t offloadedLimit =
+              std::min({(budgetBytes - runPeak) / slot + 1, rowLength,
+                        numHeld[split] - offloadedHeld});
+          double copies = link->copySeconds(checkpoint, false) +
+                          link->copySeconds(checkpoint, true);
+          const Cell *offloadedRight = row(split, last, true) + offloadedHeld;
+          for (int64_t held = 0; held < offloadedLimit; ++held) {
+            if (offloadedRight[held].seconds == kInfinity ||
+                left[held].seconds == kInfinity)
+              break;
+            double seconds = runSeconds + offloadedRight[held].seconds +
+                             left[held].seconds + copies;
+            int64_t total =
+                std::max({held * slot + runPeak, offloadedRight[held].peak,
+                          left[held].peak});
+            if (better(seconds, total, cell[held]))
+              cell[held] = {seconds, total, split + numStages};
+          }
         }
       }
     }
@@ -477,15 +584,22 @@ bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
     work.pop_back();
     int choice = row(first, last, owns)[held].choice;
     strategy.choice(first, last) = choice;
-    if (choice == 0) {
+    if (choice == 0 || choice == kAllInputOffloaded) {
+      int64_t childHeld = held + slotsOf(model.allChildHeld(first, owns));
+      if (choice == kAllInputOffloaded) {
+        int64_t input = model.offloadableInputBytes(first, owns);
+        childHeld -= (input + slot - 1) / slot;
+      }
       if (first < last)
-        work.push_back({first + 1, last, model.childOwnsInput(first),
-                        held + slotsOf(model.allChildHeld(first, owns))});
+        work.push_back(
+            {first + 1, last, model.childOwnsInput(first), childHeld});
     } else {
-      work.push_back(
-          {choice, last, true,
-           held + slotsOf(model.splitRightHeld(first, choice, owns))});
-      work.push_back({first, choice - 1, owns, held});
+      int split = strategy.splitOf(choice);
+      int64_t rightHeld = model.splitRightHeld(first, split, owns);
+      if (choice != split)
+        rightHeld -= model.offloadedCheckpointBytes(first, split, owns);
+      work.push_back({split, last, true, held + slotsOf(rightHeld)});
+      work.push_back({first, split - 1, owns, held});
     }
   }
   result.strategy = std::move(strategy);

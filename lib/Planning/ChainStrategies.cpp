@@ -6,7 +6,8 @@
 //
 // The strategies that plan on the chain of stages of a training step: sqrt
 // (Chen et al.), chain (the dynamic programme of ChainProgramme.h) and
-// chain-offload (chain plans with checkpoints swapped to the host). Each one
+// chain-offload (the programme with offloading, and chain plans with swaps
+// added, ChainProgramme.h). Each one
 // checks its plan with the simulator: the chain model is exact on most
 // training steps but conservative on some (ChainReduction.h), and a plan is
 // cheap to check.
@@ -50,19 +51,76 @@ bool isBetter(const SimulationResult &candidate, const SimulationResult *best) {
          candidate.peakBytes < best->peakBytes;
 }
 
+/// `schedule` with every release moved later and every prefetch earlier,
+/// past computes, until the compute in between covers the copy (from the
+/// offload to its release, from a prefetch to the first compute that reads
+/// its value), so that the copies hide under compute rather than stall it.
+/// A release never moves past a read of its value or a step that is not a
+/// compute, nor a prefetch before one.
+Schedule spreadCopies(const PlanningProblem &problem, Schedule schedule) {
+  const TrainingGraph &graph = problem.graph;
+  auto movable = [&](const Step &step, int value) {
+    if (step.kind != StepKind::Compute)
+      return false;
+    const std::vector<int> &inputs = graph.nodes[step.id].inputs;
+    return std::find(inputs.begin(), inputs.end(), value) == inputs.end();
+  };
+  // Releases from the last, so that each moves past steps already placed.
+  for (size_t index = schedule.size(); index-- > 0;) {
+    if (schedule[index].kind != StepKind::Release)
+      continue;
+    int value = schedule[index].id;
+    double copy = problem.link.copySeconds(graph.values[value].bytes, false);
+    double covered = 0;
+    for (size_t at = index; at + 1 < schedule.size() && covered < copy &&
+                            movable(schedule[at + 1], value);
+         ++at) {
+      covered += graph.nodes[schedule[at + 1].id].seconds;
+      std::swap(schedule[at], schedule[at + 1]);
+    }
+  }
+  for (size_t index = 0; index < schedule.size(); ++index) {
+    if (schedule[index].kind != StepKind::Prefetch)
+      continue;
+    int value = schedule[index].id;
+    double copy = problem.link.copySeconds(graph.values[value].bytes, true);
+    double covered = 0;
+    for (size_t at = index;
+         at > 0 && covered < copy && movable(schedule[at - 1], value); --at) {
+      covered += graph.nodes[schedule[at - 1].id].seconds;
+      std::swap(schedule[at], schedule[at - 1]);
+    }
+  }
+  return schedule;
+}
+
 /// The chain programme's plan at `problem`'s budget, tightening the
 /// programme's budget while the simulated peak exceeds the real one.
 bool planChainSchedule(const PlanningProblem &problem,
                        const ChainReduction &chain, Schedule &schedule,
-                       SimulationResult &simulation) {
+                       SimulationResult &simulation,
+                       const ChainProgrammeOptions &options = {}) {
   int64_t budget = problem.budgetBytes;
   for (int attempt = 0; attempt <= kMaxTightenings && budget >= 0; ++attempt) {
     ChainProgrammeResult solution;
-    if (!solveChainProgramme(chain, budget, ChainProgrammeOptions(), solution))
+    if (!solveChainProgramme(chain, budget, options, solution))
       return false;
     Schedule candidate =
         translateOperations(chain, expandStrategy(solution.strategy));
     SimulationResult result;
+    if (options.offloadLink) {
+      // As translated, a release waits for its offload and a prefetch
+      // arrives late; spread out, the copies hide under compute but hold
+      // their values longer. Keep the faster that fits.
+      Schedule spread = spreadCopies(problem, candidate);
+      SimulationResult spreadResult;
+      if (fits(problem, spread, spreadResult) &&
+          (!fits(problem, candidate, result) ||
+           spreadResult.seconds < result.seconds)) {
+        candidate = std::move(spread);
+        result = std::move(spreadResult);
+      }
+    }
     if (fits(problem, candidate, result)) {
       schedule = std::move(candidate);
       simulation = std::move(result);
@@ -314,6 +372,11 @@ bool lethe::planning::planChainOffload(const PlanningProblem &problem,
     Schedule schedule;
     SimulationResult simulation;
     if (planChainSchedule(problem, chain, schedule, simulation))
+      consider(schedule, simulation);
+    // The programme that may also offload the checkpoints of its splits.
+    ChainProgrammeOptions offloading;
+    offloading.offloadLink = &problem.link;
+    if (planChainSchedule(problem, chain, schedule, simulation, offloading))
       consider(schedule, simulation);
     // Plans for larger budgets, brought down to this one by swapping.
     SimulationResult unplanned =

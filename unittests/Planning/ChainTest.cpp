@@ -538,6 +538,95 @@ TEST(ChainStrategiesTest, ValidWithinBudgetOnRandomDags) {
   }
 }
 
+/// The offloading programme's plan at `problem`'s budget, as translated
+/// (each release right after its offload, each prefetch right before the
+/// block that reads it back).
+bool solveOffloading(const PlanningProblem &problem,
+                     const ChainReduction &chain, ChainProgrammeResult &result,
+                     SimulationResult &simulated) {
+  ChainProgrammeOptions options;
+  options.offloadLink = &problem.link;
+  if (!solveChainProgramme(chain, problem.budgetBytes, options, result))
+    return false;
+  simulated = simulate(
+      problem, translateOperations(chain, expandStrategy(result.strategy)));
+  return true;
+}
+
+int countOffloads(const ChainStrategy &strategy) {
+  return static_cast<int>(std::count_if(
+      strategy.choices.begin(), strategy.choices.end(), [&](int choice) {
+        return choice == kAllInputOffloaded || choice >= strategy.numStages;
+      }));
+}
+
+TEST(ChainProgrammeTest, OffloadingProgrammeIsExactAndPays) {
+  // With a link on which copies are cheaper than recomputes, the programme
+  // offloads instead of recomputing: its plans run as modelled, peak and
+  // time (translated, a value is off the device from its release to its
+  // prefetch, and the compute stream waits for both copies), within the
+  // budget, and never slower than without.
+  int offloading = 0, faster = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    PlanningProblem problem = makeProblem(makeRandomChain(12, seed), 1.0);
+    ChainReduction chain;
+    std::string error;
+    ASSERT_TRUE(reduceToChain(problem.graph, chain, error)) << error;
+    for (int64_t budget : sweep(problem, 8, 0.3)) {
+      problem.budgetBytes = budget;
+      ChainProgrammeResult result;
+      SimulationResult simulated;
+      if (!solveOffloading(problem, chain, result, simulated))
+        continue;
+      ASSERT_TRUE(simulated.valid) << simulated.error;
+      EXPECT_EQ(modelStrategyPeak(chain, result.strategy), simulated.peakBytes)
+          << "seed " << seed << ", budget " << budget;
+      EXPECT_LE(simulated.peakBytes, budget);
+      // Its time too: the unplanned compute, the recomputes and the copies.
+      double unplanned =
+          simulate(problem, makeUnplannedSchedule(problem.graph)).seconds;
+      EXPECT_NEAR(simulated.seconds, unplanned + result.recomputeSeconds,
+                  1e-9 * unplanned);
+      offloading += countOffloads(result.strategy) > 0;
+      ChainProgrammeResult plain;
+      if (!solveChainProgramme(chain, budget, ChainProgrammeOptions(), plain))
+        continue;
+      double plainSeconds =
+          simulate(problem,
+                   translateOperations(chain, expandStrategy(plain.strategy)))
+              .seconds;
+      EXPECT_LE(simulated.seconds, plainSeconds * (1 + 1e-9));
+      faster += simulated.seconds < plainSeconds * (1 - 1e-9);
+    }
+  }
+  EXPECT_GT(offloading, 0);
+  EXPECT_GT(faster, 0);
+}
+
+TEST(ChainProgrammeTest, OffloadingProgrammeAvoidsASlowLink) {
+  // Copies that take longer than the whole step never pay: the programme
+  // with offloading finds the plans of the one without.
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    PlanningProblem problem = makeProblem(makeRandomChain(10, seed), 1.0);
+    problem.link = {1, 1, 0};
+    ChainReduction chain;
+    std::string error;
+    ASSERT_TRUE(reduceToChain(problem.graph, chain, error)) << error;
+    for (int64_t budget : sweep(problem, 6, 0.3)) {
+      problem.budgetBytes = budget;
+      ChainProgrammeResult result, plain;
+      SimulationResult simulated;
+      bool found = solveOffloading(problem, chain, result, simulated);
+      ASSERT_EQ(found, solveChainProgramme(chain, budget,
+                                           ChainProgrammeOptions(), plain));
+      if (!found)
+        continue;
+      EXPECT_EQ(countOffloads(result.strategy), 0);
+      EXPECT_DOUBLE_EQ(result.recomputeSeconds, plain.recomputeSeconds);
+    }
+  }
+}
+
 TEST(ChainStrategiesTest, SqrtAndOffloadOnChains) {
   int fasterWithOffload = 0;
   for (uint64_t seed = 1; seed <= 8; ++seed) {

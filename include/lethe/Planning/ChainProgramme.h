@@ -36,6 +36,12 @@
 // them. A sub-problem that recomputes holds the forward-only values of its
 // stages from its start to their last read in it (ChainReduction.h).
 //
+// With a host link (chain-offload), two more choices keep the input of s
+// on the host instead of the device while the rest runs: "all, input
+// offloaded" (from stage s's run to its backward block) and "split,
+// checkpoint offloaded" (from the forward run to the left part); their
+// copies are costed in full, as the translated schedule runs them.
+//
 // The programme indexes memory by the bytes held by enclosing sub-problems,
 // in slots: exact when those sizes are multiples of the slot (the greatest
 // common divisor of the sizes, unless that needs more than `maxSlots`
@@ -54,8 +60,18 @@
 
 namespace lethe::planning {
 
+/// The choice "all, input offloaded": as "all", but the input of s, which a
+/// caller or the sub-problem holds for a backward block, is offloaded after
+/// stage s runs and prefetched before its backward block, so that the rest
+/// of the sub-problem runs without it on the device (chain-offload only).
+constexpr int kAllInputOffloaded = -2;
+
 /// A strategy on a chain of `numStages` stages: the choice for each
-/// sub-problem (s, t) it visits, 0 for "all", s' for a split at s'.
+/// sub-problem (s, t) it visits, 0 for "all", kAllInputOffloaded, s' for a
+/// split at s', and
+/// s' + numStages for a split at s' whose checkpoint (the input of s) is
+/// offloaded after the forward run and prefetched before the left part, so
+/// that the right part runs without it on the device (chain-offload only).
 struct ChainStrategy {
   int numStages = 0;
   std::vector<int> choices;
@@ -68,6 +84,10 @@ struct ChainStrategy {
   int choice(int first, int last) const {
     return choices[static_cast<size_t>(first) * numStages + last];
   }
+  /// The split point of a split choice, offloaded or not.
+  int splitOf(int choice) const {
+    return choice >= numStages ? choice - numStages : choice;
+  }
 };
 
 /// One operation on the chain: a forward block run in a mode (a first
@@ -77,6 +97,10 @@ struct ChainOperation {
   int stage = 0;
   ForwardMode mode = ForwardMode::All;
   bool first = false;
+  /// A copy of the stage's input instead of a block: offload (and release)
+  /// it, or prefetch it back.
+  enum class Copy { None, Offload, Prefetch };
+  Copy copy = Copy::None;
 };
 
 /// The operations of `strategy`, in order (see the file comment).
@@ -97,6 +121,15 @@ int64_t modelStrategyPeak(const ChainReduction &chain,
 
 /// Settings of the programme.
 struct ChainProgrammeOptions {
+  /// When set, a sub-problem may also offload the input of its first stage
+  /// while the rest runs: after the run keeping everything (until the
+  /// backward block), or after the checkpoint's run in a split (until the
+  /// left part). The rest's memory leaves it out, and the time grows by the
+  /// copy out and the copy back over this link: translated, the release
+  /// waits for the one and the block that reads the input for the other, so
+  /// the model stays exact. The chain-offload strategy then spreads the
+  /// copies out to hide them under compute where the budget allows.
+  const HostLink *offloadLink = nullptr;
   /// Most memory slots; more means finer sizes and a slower programme. 0
   /// picks from the number of stages: about 2^21 cells, at least 512 and at
   /// most 2^16 slots.

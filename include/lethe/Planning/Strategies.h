@@ -19,8 +19,8 @@
 //                  recomputed once
 //   chain          the optimal dynamic programme for heterogeneous chains
 //                  (Beaumont, Herrmann et al.) on the same chain of blocks
-//   chain-offload  the programme extended with offloading checkpoints
-//                  (POFO, Beaumont et al. 2021)
+//   chain-offload  the programme extended with offloading stage inputs and
+//                  checkpoints (after POFO, Beaumont et al. 2021)
 //   milp           Checkmate (Jain et al. 2020) on the general graph, solved
 //                  with CBC under the time limit; reports its LP bound
 //   greedy         offline eviction in the spirit of DTR, offloading where the
@@ -62,8 +62,9 @@ bool planSqrt(const PlanningProblem &, const PlanOptions &, Plan &,
 /// The optimal checkpointing programme on the chain of blocks.
 bool planChain(const PlanningProblem &, const PlanOptions &, Plan &,
                std::string &);
-/// The chain programme's plans with checkpoints offloaded to the host; never
-/// slower than planChain.
+/// The programme that may also offload stage inputs and checkpoints, and
+/// chain plans with swaps added; the fastest plan, never slower than
+/// planChain.
 bool planChainOffload(const PlanningProblem &, const PlanOptions &, Plan &,
                       std::string &);
 /// Every other strategy within the time limit (the MILP on graphs of up to
