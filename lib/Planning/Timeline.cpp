@@ -265,6 +265,13 @@ lethe::planning::writeTimelineSummary(const PlanningProblem &problem,
   if (!info.strategy.empty())
     peak += "; unplanned " + formatBytesShort(timeline.unplannedPeakBytes);
   line(peak);
+  if (info.budgetBytes >= 0 && simulation.peakBytes > info.budgetBytes)
+    line("over the budget by " +
+         formatBytesShort(simulation.peakBytes - info.budgetBytes) +
+         (info.strategy.empty()
+              ? ": plan the step for it with --lethe-plan-memory=\"budget=" +
+                    std::to_string(info.budgetBytes) + "\""
+              : ""));
   const int order[] = {1, 2, 3, 4, 0, 5};
   for (int kind : order) {
     int64_t bytes = timeline.bytesAtPeak[kind];

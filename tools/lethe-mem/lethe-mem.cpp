@@ -6,7 +6,7 @@
 //
 //   lethe-mem FILE [--format summary|table|json|chrome|html] [-o OUT]
 //             [--measured TRACE.json] [--func NAME] [--profile NAME]
-//             [--problem PROBLEM.json]
+//             [--budget BUDGET] [--problem PROBLEM.json]
 //
 // FILE is lethe IR, planned or not (the function's schedule is what it runs:
 // a materialized plan, the steps of its lethe.plan, or every op once), or a
@@ -71,6 +71,11 @@ cl::opt<std::string>
                 cl::desc("Device profile for an unplanned function's times "
                          "(a planned one uses its plan's)"),
                 cl::value_desc("name"));
+cl::opt<std::string>
+    budgetText("budget",
+               cl::desc("A budget to show an unplanned function against: "
+                        "bytes (6GiB) or a fraction of its peak (0.8)"),
+               cl::value_desc("budget"));
 cl::opt<std::string>
     problemPath("problem",
                 cl::desc("The planning problem a plan file was made for"),
@@ -183,7 +188,23 @@ LogicalResult loadFunction(ModuleOp module, Source &source,
     source.problem = std::move(extracted->problem);
     source.schedule = std::move(extracted->schedule);
     source.info.profile = profileName;
+    if (!budgetText.empty()) {
+      planning::SimulationResult unplanned = planning::simulate(
+          source.problem,
+          planning::makeUnplannedSchedule(source.problem.graph));
+      FailureOr<int64_t> budget =
+          parseBudget(budgetText, unplanned.peakBytes, error);
+      if (failed(budget))
+        return failure();
+      source.info.budgetBytes = *budget;
+    }
     return success();
+  }
+  if (!budgetText.empty()) {
+    error = "@" + source.info.function +
+            " is planned for its own budget; --budget is for unplanned "
+            "functions";
+    return failure();
   }
   FailureOr<PlannedFunction> planned =
       readPlannedFunction(function, "lethe-mem");

@@ -35,43 +35,6 @@ using namespace mlir::lethe;
 
 namespace {
 
-/// Parses `text` as a budget: bytes with an optional unit, or a fraction of
-/// `unplannedPeak` (a number with a decimal point and no unit).
-FailureOr<int64_t> parseBudget(StringRef text, int64_t unplannedPeak,
-                               std::string &error) {
-  StringRef number = text.trim();
-  StringRef unit =
-      number.drop_while([](char c) { return llvm::isDigit(c) || c == '.'; });
-  number = number.drop_back(unit.size());
-  unit = unit.trim();
-  static const std::pair<StringRef, double> units[] = {
-      {"", 1},         {"B", 1},        {"KB", 1e3},     {"MB", 1e6},
-      {"GB", 1e9},     {"TB", 1e12},    {"KiB", 0x1p10}, {"MiB", 0x1p20},
-      {"GiB", 0x1p30}, {"TiB", 0x1p40},
-  };
-  double value;
-  const double *scale = nullptr;
-  for (const auto &[name, factor] : units)
-    if (unit == name)
-      scale = &factor;
-  if (number.empty() || !scale || number.getAsDouble(value) ||
-      !std::isfinite(value) || value <= 0) {
-    error = ("budget '" + text +
-             "' is neither bytes with an optional unit (6GiB, 512MiB, "
-             "1000000) nor a fraction of the unplanned peak (0.5)")
-                .str();
-    return failure();
-  }
-  double bytes = unit.empty() && number.contains('.')
-                     ? value * static_cast<double>(unplannedPeak)
-                     : value * *scale;
-  if (bytes >= 0x1p62) {
-    error = ("budget '" + text + "' is too large").str();
-    return failure();
-  }
-  return static_cast<int64_t>(std::floor(bytes));
-}
-
 /// Writes `text` to `path`; emits an error at `function` on failure.
 LogicalResult writeFile(func::FuncOp function, StringRef path, StringRef text) {
   std::error_code errorCode;

@@ -85,6 +85,12 @@ DictionaryAttr buildPlanAttr(MLIRContext *context,
                              const planning::SimulationResult &unplanned,
                              StringRef profileName);
 
+/// Parses `text` as a budget: bytes with an optional unit (6GiB, 512MiB,
+/// 2GB, 1000000) or a fraction of `unplannedPeak` (a number with a decimal
+/// point and no unit). Sets `error` to one line and fails otherwise.
+FailureOr<int64_t> parseBudget(StringRef text, int64_t unplannedPeak,
+                               std::string &error);
+
 /// A planned function: its plan attribute and its problem, extracted with
 /// the plan's profile and budget.
 struct PlannedFunction {
