@@ -22,6 +22,10 @@ extern "C" lethe_rt_context *lethe_rt_context_create(void) {
 }
 
 extern "C" void lethe_rt_context_destroy(lethe_rt_context *context) {
+  if (!context)
+    return;
+  // Like cudaStreamDestroy, destruction lets the streams' work finish.
+  finishMemory(*context);
   delete context;
 }
 

@@ -68,8 +68,8 @@ typedef enum lethe_rt_status {
   LETHE_RT_ERROR = 1,
 } lethe_rt_status;
 
-/* A runtime context: on the CPU backend it holds the last error and scratch
- * memory; on the CUDA backend also the streams and library handles. A
+/* A runtime context: it holds the last error, the memory and the streams
+ * (see "Memory and streams"), and on the CUDA backend the library handles. A
  * context is used by one thread at a time. */
 typedef struct lethe_rt_context lethe_rt_context;
 
@@ -615,6 +615,155 @@ lethe_rt_nll_grad(lethe_rt_context *context, const lethe_rt_tensor *dloss,
                   const lethe_rt_tensor *target, const lethe_rt_tensor *weight,
                   lethe_rt_reduction reduction, int has_ignore_index,
                   int64_t ignore_index, const lethe_rt_tensor *dinput);
+
+/*===----------------------------------------------------------------------===*
+ * Memory and streams (shaped after MLIR's GPU runtime wrappers: mgpuMemcpy,
+ * mgpuEventRecord, mgpuStreamWaitEvent)
+ *===----------------------------------------------------------------------===*/
+/*
+ * Memory. A context owns one device arena and one host pool, allocated once
+ * by lethe_rt_memory_init; a planned step allocates nothing else. Tensors live
+ * at the offsets --lethe-assign-arena chose (lethe.offset, lethe.offsets and
+ * lethe.host_offset; the sizes are lethe.arena's `size` and `host_size`): a
+ * kernel's descriptor points at lethe_rt_arena_base(context) + offset. Both
+ * bases are aligned to 256 bytes (the pass's default alignment and
+ * cudaMalloc's).
+ *
+ * Streams. Every context has three streams, each running its work in the
+ * order it was issued:
+ *   compute         every kernel;
+ *   device-to-host  lethe_rt_offload_async (arena to host pool);
+ *   host-to-device  lethe_rt_prefetch_async (host pool to arena).
+ * Work on different streams is unordered (it may overlap) unless an event
+ * orders it: lethe_rt_event_record(e, s) marks the work issued to s so far,
+ * and lethe_rt_stream_wait_event(t, e) makes the work issued to t afterwards
+ * start only once that work is done (cudaEventRecord, cudaStreamWaitEvent).
+ * An event may be recorded again; a wait uses the mark the event had when
+ * the wait was issued. A correct program therefore waits
+ *   - on the compute stream, for an offload before a kernel overwrites its
+ *     source (the region is released), and for a prefetch before a kernel
+ *     reads its destination;
+ *   - on a copy stream, for the kernel that wrote an offload's source, and
+ *     for the last kernel that read a prefetch destination's previous
+ *     tenant;
+ *   - on the host-to-device stream, for the offload that filled the host
+ *     region a prefetch reads; on the device-to-host stream, for a prefetch
+ *     still reading a host region that an offload would overwrite.
+ * The host pool's contents are defined for the caller only after
+ * lethe_rt_synchronize.
+ *
+ * CPU backend: copies run at the latest moment the stream order allows; a
+ * missing wait shows as wrong data. Kernels run when called (an event
+ * recorded on the compute stream is complete at once). Each copy stream is a
+ * queue of pending copies, which run only when something forces them: a
+ * compute-stream wait on an event recorded after them, which runs them at
+ * the wait; a wait of the other copy stream, which runs them (up to the
+ * event) before that stream's later copies; lethe_rt_synchronize; the
+ * synchronous copies; lethe_rt_context_destroy. When both copy streams must
+ * run, each step runs the later issued of their next operations, so that
+ * copies no event orders tend to run in the reverse of their issue order. So
+ * an offload whose source a kernel overwrites before waiting copies the new
+ * data, a kernel that reads a prefetch's destination without waiting sees
+ * the old contents, and a prefetch that does not wait for the offload
+ * filling its host region reads what was there before. The arena and the
+ * pool start filled with 0xFF bytes (NaN in every float type), so a read of
+ * memory nothing wrote shows too. What the CPU backend cannot show is a
+ * copy-stream wait missing for a kernel: kernels have finished when called.
+ *
+ * Errors: every call checks its arguments and, on a bad one, does nothing
+ * and returns LETHE_RT_ERROR with a one-line message naming the call and the
+ * problem (lethe_rt_last_error): a null pointer, memory used before
+ * lethe_rt_memory_init or initialized twice, an offset + bytes past the end
+ * of the arena or the pool, an unknown stream, an event that is not a live
+ * event of this context (another context's, or destroyed: best effort), and
+ * a wait on an event never recorded (which CUDA would treat as complete; it
+ * is an error on every Lethe backend, as it is almost always a record the
+ * program forgot). Calls never abort.
+ */
+
+/* The streams of a context. */
+typedef enum lethe_rt_stream {
+  LETHE_RT_STREAM_COMPUTE = 0,        /* kernels */
+  LETHE_RT_STREAM_DEVICE_TO_HOST = 1, /* offloads */
+  LETHE_RT_STREAM_HOST_TO_DEVICE = 2, /* prefetches */
+} lethe_rt_stream;
+
+/* A mark in a stream's work (cudaEvent_t); owned by the context that created
+ * it. */
+typedef struct lethe_rt_event lethe_rt_event;
+
+/* Allocates the context's device arena and host pool (either size may be 0).
+ * Once per context; fails when out of memory. */
+lethe_rt_status lethe_rt_memory_init(lethe_rt_context *context,
+                                     uint64_t arena_bytes,
+                                     uint64_t host_pool_bytes);
+
+/* The first byte of the arena (of the host pool); NULL, with an error, before
+ * lethe_rt_memory_init. */
+void *lethe_rt_arena_base(lethe_rt_context *context);
+void *lethe_rt_host_pool_base(lethe_rt_context *context);
+
+/* Synchronous copies between caller memory and the arena (weights in, results
+ * out): they first wait for every stream, then copy `bytes` bytes. `source`
+ * (`destination`) may be NULL only when `bytes` is 0. */
+lethe_rt_status lethe_rt_copy_to_arena(lethe_rt_context *context,
+                                       uint64_t arena_offset,
+                                       const void *source, uint64_t bytes);
+lethe_rt_status lethe_rt_copy_from_arena(lethe_rt_context *context,
+                                         void *destination,
+                                         uint64_t arena_offset, uint64_t bytes);
+
+/* Issues a copy of `bytes` bytes from the arena to the host pool on the
+ * device-to-host stream, and returns. */
+lethe_rt_status lethe_rt_offload_async(lethe_rt_context *context,
+                                       uint64_t host_offset,
+                                       uint64_t arena_offset, uint64_t bytes);
+
+/* Issues a copy of `bytes` bytes from the host pool to the arena on the
+ * host-to-device stream, and returns. */
+lethe_rt_status lethe_rt_prefetch_async(lethe_rt_context *context,
+                                        uint64_t arena_offset,
+                                        uint64_t host_offset, uint64_t bytes);
+
+/* Creates an event, not yet recorded, into *event. Events need no memory
+ * (they may be created before lethe_rt_memory_init) and live until
+ * lethe_rt_event_destroy or the context's destruction. */
+lethe_rt_status lethe_rt_event_create(lethe_rt_context *context,
+                                      lethe_rt_event **event);
+
+/* Destroys an event of `context` (NULL is a no-op). Waits already issued on
+ * it still hold. */
+lethe_rt_status lethe_rt_event_destroy(lethe_rt_context *context,
+                                       lethe_rt_event *event);
+
+/* Marks in `event` the work issued to `stream` so far (replacing any earlier
+ * mark). */
+lethe_rt_status lethe_rt_event_record(lethe_rt_context *context,
+                                      lethe_rt_event *event,
+                                      lethe_rt_stream stream);
+
+/* Makes the work issued to `stream` from now on start only after the work
+ * `event` marks; the caller does not wait. (An event of `stream` itself
+ * orders nothing more: a stream runs in order.) */
+lethe_rt_status lethe_rt_stream_wait_event(lethe_rt_context *context,
+                                           lethe_rt_stream stream,
+                                           lethe_rt_event *event);
+
+/* Waits on the host until the work issued to every stream is done. */
+lethe_rt_status lethe_rt_synchronize(lethe_rt_context *context);
+
+/* What the context's memory has allocated and copied. The copy counters
+ * count the copies issued (run or still pending). */
+typedef struct lethe_rt_memory_stats {
+  uint64_t arena_bytes, host_pool_bytes;      /* allocated by memory_init */
+  uint64_t offloaded_bytes, prefetched_bytes; /* issued so far */
+  uint64_t offloads, prefetches;
+} lethe_rt_memory_stats;
+
+/* Writes the context's memory statistics to *stats (all 0 before
+ * lethe_rt_memory_init). */
+lethe_rt_status lethe_rt_get_memory_stats(lethe_rt_context *context,
+                                          lethe_rt_memory_stats *stats);
 
 #ifdef __cplusplus
 }
