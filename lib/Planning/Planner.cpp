@@ -24,6 +24,7 @@ const StrategyEntry kStrategies[] = {
     {"sqrt", planSqrt},
     {"chain", planChain},
     {"chain-offload", planChainOffload},
+    {"milp", planMilp},
     {"greedy", planGreedy},
     {"auto", planAuto},
 };

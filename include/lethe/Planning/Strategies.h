@@ -66,6 +66,13 @@ bool planChain(const PlanningProblem &, const PlanOptions &, Plan &,
 /// slower than planChain.
 bool planChainOffload(const PlanningProblem &, const PlanOptions &, Plan &,
                       std::string &);
+/// Checkmate's MILP (Jain et al. 2020) on the whole graph, solved with CBC
+/// within the time limit: recompute only, optimal among schedules that run
+/// each node at most once between two first computations, in order
+/// (lib/Planning/MilpPlanner.cpp). Its lower bound is CBC's best bound.
+/// Refuses graphs of more than 400 nodes.
+bool planMilp(const PlanningProblem &, const PlanOptions &, Plan &,
+              std::string &);
 /// Every other strategy within the time limit (the MILP on graphs of up to
 /// 400 nodes, with the time left); the fastest plan, then the lowest peak.
 /// Its lower bound is the best any of them proved, at least the unplanned
