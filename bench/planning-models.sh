@@ -29,5 +29,5 @@ strategy=none problem-out=$work/$model.json" -o /dev/null
 done
 list=$(IFS=,; echo "${problems[*]}")
 "$build/bin/lethe-bench-planning" --problems="$list" \
-  --strategies=none,sqrt,chain,chain-offload,milp,greedy,auto \
+  --strategies=none,sqrt,chain,chain-offload,greedy,auto \
   --budgets=0.9,0.8,0.7,0.6,0.5 --max-seconds=60 "$@"

@@ -24,6 +24,8 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   # Device profiles, plans and planning problems: JSON.
   nlohmann-json3-dev
+  # The milp planning strategy: the CBC MILP solver (found with pkg-config).
+  coinor-libcbc-dev
   # Tests: GoogleTest; lit and the Python helpers run on Debian's python3;
   # ONNX's conformance data.
   libgtest-dev python3 python3-onnx python3-numpy libonnx-testdata

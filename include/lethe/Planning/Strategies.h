@@ -22,7 +22,10 @@
 //   chain-offload  the programme extended with offloading stage inputs and
 //                  checkpoints (after POFO, Beaumont et al. 2021)
 //   milp           Checkmate (Jain et al. 2020) on the general graph, solved
-//                  with CBC under the time limit; reports its LP bound
+//                  with CBC under the time limit; reports its bound. Not yet
+//                  in the strategy table: its plans of the tiny transformer
+//                  materialize into a recompute that --lethe-verify-plan
+//                  cannot identify, and it is slow on the test models
 //   greedy         offline eviction in the spirit of DTR, offloading where the
 //                  copy hides under compute (as Capuchin does)
 //   auto           every strategy that fits the graph and the time limit; the
@@ -67,6 +70,13 @@ bool planChain(const PlanningProblem &, const PlanOptions &, Plan &,
 /// planChain.
 bool planChainOffload(const PlanningProblem &, const PlanOptions &, Plan &,
                       std::string &);
+/// Checkmate's MILP (Jain et al. 2020) on the whole graph, solved with CBC
+/// within the time limit: recompute only, optimal among schedules that run
+/// each node at most once between two first computations, in order
+/// (lib/Planning/MilpPlanner.cpp). Its lower bound is CBC's best bound.
+/// Refuses graphs of more than 400 nodes.
+bool planMilp(const PlanningProblem &, const PlanOptions &, Plan &,
+              std::string &);
 /// Every other strategy within the time limit (the MILP on graphs of up to
 /// 400 nodes, with the time left); the fastest plan, then the lowest peak.
 /// Its lower bound is the best any of them proved, at least the unplanned

@@ -1,0 +1,959 @@
+//===- MilpPlanner.cpp - Checkmate's MILP, solved with CBC ----------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The `milp` strategy: the rematerialization MILP of Checkmate (Jain et al.
+// 2020) on the general training graph, solved with CBC under the time limit.
+// It plans recomputation only (no offloads), which is Checkmate's model.
+//
+// Stages. A plan runs the first computation of every node in the unplanned
+// order. Stage t (t < n) is the recomputes after the first computation of
+// node t-1, then the first computation of node t. When an output of the step
+// has a recomputable producer, a final stage n holds recomputes after the
+// last node (recomputing an output at the very end can lower the peak).
+// Within a stage every node runs at most once, in increasing order.
+//
+// Variables (k, j nodes; v values; p(v) the producer of v, -1 for inputs):
+//
+//   R[t][k]     binary: node k runs in stage t (R[t][t] = 1)
+//   S[t][v]     binary: v, made in an earlier stage, is resident entering t
+//   F[t][v][k]  in [0, 1]: v is freed right after step k of stage t
+//   U[t][k]     memory while step k of stage t runs, in [0, budget]
+//
+// Constraints:
+//
+//   R[t][k] <= R[t][p(v)] + S[t][v]     for every input v of k
+//   S[t+1][v] <= S[t][v] + R[t][p(v)]   (S past the last stage: the outputs)
+//   F[t][v][k] <= R[t][k],  F[t][v][k] <= 1 - S[t+1][v],
+//   F[t][v][k] <= 1 - R[t][j]           for every user j of v after k in t
+//   U[t][first] = sum_v bytes(v) S[t][v] + bytes(outputs of first) R[t][first]
+//   U[t][k] = U[t][prev] - sum_v bytes(v) F[t][v][prev]
+//             + bytes(outputs of k) R[t][k]
+//
+// and the objective is sum R[t][k] seconds(k). F appears only in the memory
+// rows, where freeing more never hurts, so it needs no lower bounds and no
+// integrality: at an integer R and S the solver may set it to the product
+// that Checkmate's FREE is, and never above it.
+//
+// How it maps to the simulator (Schedule.h). A schedule is read off R: for
+// each stage, its nodes in increasing order. The simulator frees a version
+// of a value right after its last read, keeps outputs to the end and counts
+// every input at the first step. With S set to exactly the stages that some
+// later step reads a version in (or that carry an output to the end), and F
+// to its bound, U at each step is the simulator's memory at that step:
+// values entering the stage stay until their last read in it unless carried
+// on, values made in the stage from the step that makes them, a value never
+// read is freed right after its step. Any other feasible S and F count at
+// least as much, so every solution's schedule simulates within the budget.
+// Inputs of the step are S[0] = 1, and values that cannot be made again
+// (inputs, outputs of nodes that are not recomputable) are fixed resident
+// from when they are made to their last reader.
+//
+// Variables that cannot matter are left out: recomputes of nodes whose
+// outputs nothing reads any more, residency of values nothing reads any
+// more, frees at a stage's last step. Sizes are scaled to a unit (their
+// greatest common divisor, exact, unless the sizes span more than a million
+// of it, in which case sizes are rounded up, conservatively) and times to
+// their mean.
+//
+// Before building the model the strategy checks two cheap things: the
+// unplanned schedule fits (then it is optimal), and no first computation
+// needs more than the budget together with what must stay resident (then
+// nothing fits). CBC starts from the best recompute-only plans of `chain`
+// and `greedy` that fit, and the fastest plan found wins; every plan is
+// simulated before it is returned.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Planning/Strategies.h"
+
+#include "CbcHeuristic.hpp"
+#include "CbcHeuristicFPump.hpp"
+#include "CbcHeuristicLocal.hpp"
+#include "CbcHeuristicRINS.hpp"
+#include "CbcModel.hpp"
+#include "CglClique.hpp"
+#include "CglFlowCover.hpp"
+#include "CglGomory.hpp"
+#include "CglKnapsackCover.hpp"
+#include "CglMixedIntegerRounding2.hpp"
+#include "CglProbing.hpp"
+#include "CoinError.hpp"
+#include "CoinPackedMatrix.hpp"
+#include "OsiClpSolverInterface.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+using namespace lethe::planning;
+
+namespace {
+
+/// The largest graph the strategy builds a model for: the model has about
+/// nodes^2 x (values per node + edges per node) columns and rows.
+constexpr size_t kMaxNodes = 400;
+/// The largest value size, in the model's unit of memory: larger spans are
+/// rounded (up) to keep CBC's arithmetic exact enough.
+constexpr int64_t kMaxUnitsPerValue = 1000000;
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+//===----------------------------------------------------------------------===//
+// The linear program
+//===----------------------------------------------------------------------===//
+
+/// A mixed-integer program in row form, independent of the solver.
+struct LinearProgram {
+  std::vector<double> columnLower, columnUpper, objective;
+  std::vector<char> isInteger;
+  std::vector<double> rowLower, rowUpper;
+  std::vector<int> rowStarts{0};
+  std::vector<int> rowColumns;
+  std::vector<double> rowCoefficients;
+
+  int numColumns() const { return static_cast<int>(objective.size()); }
+  int numRows() const { return static_cast<int>(rowLower.size()); }
+  int addColumn(double lower, double upper, double cost, bool integer) {
+    columnLower.push_back(lower);
+    columnUpper.push_back(upper);
+    objective.push_back(cost);
+    isInteger.push_back(integer);
+    return numColumns() - 1;
+  }
+};
+
+/// A variable of the model, or one the model fixed: kZero and kOne are
+/// constants, any other value a column.
+using Slot = int;
+constexpr Slot kZero = -1;
+constexpr Slot kOne = -2;
+
+/// One linear row under construction: constants move to the right side.
+class RowBuilder {
+public:
+  void add(double coefficient, Slot slot) {
+    if (slot >= 0) {
+      columns.push_back(slot);
+      coefficients.push_back(coefficient);
+    } else if (slot == kOne) {
+      constant += coefficient;
+    }
+  }
+  /// Adds `lower <= row <= upper` to `program`; a row with no columns is
+  /// checked instead (false when it does not hold).
+  bool emit(LinearProgram &program, double lower, double upper) {
+    if (columns.empty())
+      return lower - 1e-9 <= constant && constant <= upper + 1e-9;
+    program.rowColumns.insert(program.rowColumns.end(), columns.begin(),
+                              columns.end());
+    program.rowCoefficients.insert(program.rowCoefficients.end(),
+                                   coefficients.begin(), coefficients.end());
+    program.rowStarts.push_back(static_cast<int>(program.rowColumns.size()));
+    program.rowLower.push_back(lower - constant);
+    program.rowUpper.push_back(upper - constant);
+    return true;
+  }
+
+private:
+  std::vector<int> columns;
+  std::vector<double> coefficients;
+  double constant = 0;
+};
+
+constexpr double kInfinity = 1e30;
+
+/// Whether milp may run `node` again: like every strategy, it recomputes
+/// recomputable forward nodes only.
+bool isRecomputable(const GraphNode &node) {
+  return node.recomputable && node.role == NodeRole::Forward;
+}
+
+//===----------------------------------------------------------------------===//
+// The Checkmate model
+//===----------------------------------------------------------------------===//
+
+/// Checkmate's formulation of one planning problem (see the file comment):
+/// which variables exist, the program over them, and the translation of
+/// schedules to and from its solutions.
+class CheckmateModel {
+public:
+  explicit CheckmateModel(const PlanningProblem &problem);
+
+  /// Builds the program. Fails (with a reason) only when the budget cannot
+  /// be met by any schedule the model knows, which the fixings can show.
+  bool build(std::string &error);
+
+  const LinearProgram &getProgram() const { return program; }
+  int getNumStages() const { return numStages; }
+
+  /// The schedule a solution describes.
+  Schedule decode(const double *solution) const;
+
+  /// `schedule` in the model's shape: each stage's recomputes in increasing
+  /// order, each once, without the recomputes whose outputs nothing reads
+  /// any more. False when the first computations are out of order or a
+  /// node is recomputed that may not be.
+  bool normalize(const Schedule &schedule, Schedule &normalized) const;
+
+  /// The solution that a normalized schedule is, with the smallest
+  /// residency and the most frees, and its peak in the model's accounting
+  /// (bytes, rounded sizes). False when the schedule is not one the model
+  /// can express.
+  bool encode(const Schedule &normalized, std::vector<double> &solution,
+              int64_t &peakBytes) const;
+
+  /// Seconds of the objective value `objective` (recomputes included).
+  double toSeconds(double objective) const {
+    return firstRunSeconds + objective * timeUnit;
+  }
+  double getFirstRunSeconds() const { return firstRunSeconds; }
+  /// Whether sizes are exact in the model's unit (else rounded up, and the
+  /// model's optimum is only an upper bound).
+  bool isExact() const { return exact; }
+
+private:
+  /// R[stage][node] (kZero for node -1, the producer of an input) and
+  /// S[stage][value].
+  Slot r(int stage, int node) const {
+    return node < 0 ? kZero : rSlots[stage * numNodes + node];
+  }
+  Slot s(int stage, int value) const {
+    return sSlots[stage * numValues + value];
+  }
+  Slot &rSlot(int stage, int node) { return rSlots[stage * numNodes + node]; }
+  Slot &sSlot(int stage, int value) {
+    return sSlots[stage * numValues + value];
+  }
+  void chooseSlots();
+  void chooseUnits();
+
+  /// A free of `value` right after a step of a stage.
+  struct Free {
+    int value;
+    Slot column;
+  };
+
+  const PlanningProblem &problem;
+  const TrainingGraph &graph;
+  int numNodes, numValues, numStages;
+  /// Per node: whether a plan may run it again (a recomputable forward
+  /// node), and the last stage where that can pay: some output is read in
+  /// that stage or later (or is an output of the step, made again in the
+  /// final stage). -1 for nodes that are not recomputed.
+  std::vector<char> recomputable;
+  std::vector<int> lastUseful;
+  /// Per value: its last reader's first computation, the last stage in
+  /// which any computation may read it, and whether it can be made again.
+  std::vector<int> lastUser, lastRead;
+  std::vector<char> regenerable;
+  /// Size of each value and of each node's outputs, and the budget, in
+  /// units of `unitBytes`.
+  int64_t unitBytes = 1;
+  bool exact = true;
+  std::vector<double> valueUnits, outputUnits;
+  double budgetUnits = 0;
+  double timeUnit = 1, firstRunSeconds = 0;
+
+  /// R for stages [0, numStages), S for stages [0, numStages].
+  std::vector<Slot> rSlots, sSlots;
+  /// Per stage: the nodes that may run in it, in order; the memory column
+  /// and the frees after each of them.
+  std::vector<std::vector<int>> steps;
+  std::vector<std::vector<int>> memoryColumns;
+  std::vector<std::vector<std::vector<Free>>> frees;
+  LinearProgram program;
+};
+
+CheckmateModel::CheckmateModel(const PlanningProblem &problem)
+    : problem(problem), graph(problem.graph),
+      numNodes(static_cast<int>(problem.graph.nodes.size())),
+      numValues(static_cast<int>(problem.graph.values.size())) {
+  // Like every strategy, milp recomputes forward nodes only.
+  recomputable.assign(numNodes, false);
+  for (int node = 0; node < numNodes; ++node)
+    recomputable[node] = isRecomputable(graph.nodes[node]);
+  lastUser.assign(numValues, -1);
+  regenerable.assign(numValues, false);
+  bool finalStage = false;
+  for (int value = 0; value < numValues; ++value) {
+    const GraphValue &info = graph.values[value];
+    for (int user : info.users)
+      lastUser[value] = std::max(lastUser[value], user);
+    regenerable[value] = info.producer >= 0 && recomputable[info.producer];
+    // A final stage of recomputes only pays when an output can be made
+    // again.
+    finalStage |= info.isOutput && regenerable[value];
+  }
+  numStages = numNodes + (finalStage ? 1 : 0);
+
+  // Last reads and last useful recomputes, users before producers.
+  lastRead.assign(numValues, -1);
+  lastUseful.assign(numNodes, -1);
+  auto computeLastRead = [&](int value) {
+    int last = lastUser[value];
+    for (int user : graph.values[value].users)
+      last = std::max(last, lastUseful[user]);
+    lastRead[value] = last;
+  };
+  for (int node = numNodes - 1; node >= 0; --node) {
+    for (int output : graph.nodes[node].outputs)
+      computeLastRead(output);
+    if (!recomputable[node])
+      continue;
+    for (int output : graph.nodes[node].outputs)
+      lastUseful[node] = std::max(
+          lastUseful[node],
+          graph.values[output].isOutput ? numStages - 1 : lastRead[output]);
+  }
+  for (int value = 0; value < numValues; ++value)
+    if (graph.values[value].producer < 0)
+      computeLastRead(value);
+  chooseUnits();
+}
+
+void CheckmateModel::chooseUnits() {
+  int64_t largest = 0, divisor = 0;
+  for (const GraphValue &value : graph.values) {
+    largest = std::max(largest, value.bytes);
+    if (value.bytes > 0)
+      divisor = std::gcd(divisor, value.bytes);
+  }
+  unitBytes = std::max<int64_t>(divisor, 1);
+  if (largest / unitBytes > kMaxUnitsPerValue)
+    unitBytes = (largest + kMaxUnitsPerValue - 1) / kMaxUnitsPerValue;
+  valueUnits.resize(numValues);
+  for (int value = 0; value < numValues; ++value) {
+    int64_t bytes = graph.values[value].bytes;
+    valueUnits[value] =
+        static_cast<double>((bytes + unitBytes - 1) / unitBytes);
+    exact &= bytes % unitBytes == 0;
+  }
+  outputUnits.assign(numNodes, 0);
+  for (int node = 0; node < numNodes; ++node)
+    for (int output : graph.nodes[node].outputs)
+      outputUnits[node] += valueUnits[output];
+  budgetUnits = problem.budgetBytes < 0
+                    ? -1
+                    : static_cast<double>(problem.budgetBytes / unitBytes);
+
+  double total = 0;
+  int timed = 0;
+  for (const GraphNode &node : graph.nodes) {
+    firstRunSeconds += node.seconds;
+    if (node.seconds > 0) {
+      total += node.seconds;
+      ++timed;
+    }
+  }
+  timeUnit = timed ? total / timed : 1;
+}
+
+void CheckmateModel::chooseSlots() {
+  rSlots.assign(static_cast<size_t>(numStages) * numNodes, kZero);
+  sSlots.assign(static_cast<size_t>(numStages + 1) * numValues, kZero);
+  const int placeholder = 0; // any column index: numbered in build()
+  for (int stage = 0; stage < numStages; ++stage) {
+    // Residency entering the stage.
+    for (int value = 0; value < numValues; ++value) {
+      const GraphValue &info = graph.values[value];
+      Slot &slot = sSlot(stage, value);
+      if (info.producer >= stage)
+        continue; // not made yet
+      if (stage == 0) {
+        slot = kOne; // an input: resident at the first step
+        continue;
+      }
+      bool carried =
+          s(stage - 1, value) != kZero || r(stage - 1, info.producer) != kZero;
+      if (!carried)
+        continue;
+      if (!regenerable[value] && (info.isOutput || lastUser[value] >= stage))
+        slot = kOne; // cannot be made again and is still needed
+      else if (info.isOutput || lastRead[value] >= stage)
+        slot = placeholder;
+    }
+    // Recomputes that may pay, with every input obtainable.
+    for (int node = 0; node < std::min(stage, numNodes); ++node) {
+      if (lastUseful[node] < stage)
+        continue;
+      bool obtainable = true;
+      for (int input : graph.nodes[node].inputs)
+        obtainable &= s(stage, input) != kZero ||
+                      r(stage, graph.values[input].producer) != kZero;
+      if (obtainable)
+        rSlot(stage, node) = placeholder;
+    }
+    if (stage < numNodes)
+      rSlot(stage, stage) = kOne;
+  }
+  for (int value = 0; value < numValues; ++value)
+    if (graph.values[value].isOutput)
+      sSlot(numStages, value) = kOne;
+}
+
+bool CheckmateModel::build(std::string &error) {
+  chooseSlots();
+  program = LinearProgram();
+  // Columns: R and S are binary, in stage order.
+  for (int stage = 0; stage < numStages; ++stage) {
+    for (int node = 0; node < numNodes; ++node)
+      if (r(stage, node) >= 0)
+        rSlot(stage, node) =
+            program.addColumn(0, 1, graph.nodes[node].seconds / timeUnit, true);
+    for (int value = 0; value < numValues; ++value)
+      if (s(stage, value) >= 0)
+        sSlot(stage, value) = program.addColumn(0, 1, 0, true);
+  }
+  auto fail = [&](const char *what) {
+    error = std::string("internal error: the MILP's ") + what +
+            " cannot hold; this is a bug in Lethe";
+    return false;
+  };
+
+  steps.assign(numStages, {});
+  memoryColumns.assign(numStages, {});
+  frees.assign(numStages, {});
+  for (int stage = 0; stage < numStages; ++stage) {
+    std::vector<int> &order = steps[stage];
+    for (int node = 0; node < numNodes; ++node)
+      if (r(stage, node) != kZero)
+        order.push_back(node);
+    // Dependencies: every input resident or made earlier in the stage.
+    for (int node : order) {
+      std::vector<int> inputs = graph.nodes[node].inputs;
+      std::sort(inputs.begin(), inputs.end());
+      inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+      for (int input : inputs) {
+        RowBuilder row;
+        row.add(1, r(stage, node));
+        row.add(-1, r(stage, graph.values[input].producer));
+        row.add(-1, s(stage, input));
+        if (!row.emit(program, -kInfinity, 0))
+          return fail("dependencies");
+      }
+    }
+    // Residency carried to the next stage.
+    for (int value = 0; value < numValues; ++value) {
+      RowBuilder row;
+      row.add(1, s(stage + 1, value));
+      row.add(-1, s(stage, value));
+      row.add(-1, r(stage, graph.values[value].producer));
+      if (!row.emit(program, -kInfinity, 0))
+        return fail("residency");
+    }
+    // Frees: after any step but the last that makes or reads a value.
+    std::vector<int> position(numNodes, -1);
+    for (size_t index = 0; index < order.size(); ++index)
+      position[order[index]] = static_cast<int>(index);
+    frees[stage].assign(order.size(), {});
+    for (int value = 0; value < numValues; ++value) {
+      int producer = graph.values[value].producer;
+      bool present = s(stage, value) != kZero ||
+                     (producer >= 0 && r(stage, producer) != kZero);
+      if (!present || s(stage + 1, value) == kOne)
+        continue;
+      std::vector<int> places; // positions that make or read it, in order
+      if (producer >= 0 && position[producer] >= 0)
+        places.push_back(position[producer]);
+      for (int user : graph.values[value].users)
+        if (position[user] >= 0)
+          places.push_back(position[user]);
+      for (size_t at = 0; at < places.size(); ++at) {
+        int index = places[at];
+        if (index + 1 == static_cast<int>(order.size()))
+          continue; // nothing runs after the last step of a stage
+        bool readLaterForSure = false;
+        for (size_t later = at + 1; later < places.size(); ++later)
+          readLaterForSure |= r(stage, order[places[later]]) == kOne;
+        if (readLaterForSure)
+          continue;
+        int column = program.addColumn(0, 1, 0, false);
+        frees[stage][index].push_back({value, column});
+        RowBuilder made;
+        made.add(1, column);
+        made.add(-1, r(stage, order[index]));
+        made.emit(program, -kInfinity, 0);
+        RowBuilder dropped;
+        dropped.add(1, column);
+        dropped.add(1, s(stage + 1, value));
+        dropped.emit(program, -kInfinity, 1);
+        for (size_t later = at + 1; later < places.size(); ++later) {
+          RowBuilder unread;
+          unread.add(1, column);
+          unread.add(1, r(stage, order[places[later]]));
+          unread.emit(program, -kInfinity, 1);
+        }
+      }
+    }
+    // Memory at every step, within the budget.
+    for (size_t index = 0; index < order.size(); ++index) {
+      int column = program.addColumn(0, std::max(budgetUnits, 0.0), 0, false);
+      memoryColumns[stage].push_back(column);
+      RowBuilder row;
+      row.add(1, column);
+      if (index == 0) {
+        for (int value = 0; value < numValues; ++value)
+          row.add(-valueUnits[value], s(stage, value));
+      } else {
+        row.add(-1, memoryColumns[stage][index - 1]);
+        for (const Free &free : frees[stage][index - 1])
+          row.add(valueUnits[free.value], free.column);
+      }
+      row.add(-outputUnits[order[index]], r(stage, order[index]));
+      if (!row.emit(program, 0, 0)) {
+        error = "the values that must be resident need more than the budget";
+        return false;
+      }
+    }
+  }
+  // The final S (the outputs) needs no columns: it is constant.
+  return true;
+}
+
+Schedule CheckmateModel::decode(const double *solution) const {
+  Schedule schedule;
+  for (int stage = 0; stage < numStages; ++stage)
+    for (int node : steps[stage]) {
+      Slot slot = r(stage, node);
+      if (slot == kOne || (slot >= 0 && solution[slot] > 0.5))
+        schedule.push_back(Step::compute(node));
+    }
+  return schedule;
+}
+
+bool CheckmateModel::normalize(const Schedule &schedule,
+                               Schedule &normalized) const {
+  std::vector<std::vector<char>> runs(numStages,
+                                      std::vector<char>(numNodes, false));
+  int next = 0;
+  for (const Step &step : schedule) {
+    if (step.kind != StepKind::Compute)
+      return false;
+    if (step.id == next) {
+      ++next;
+      continue;
+    }
+    if (step.id > next)
+      return false;
+    if (next >= numStages)
+      continue; // recomputes after the last node that make no output
+    if (!recomputable[step.id])
+      return false;
+    runs[next][step.id] = true;
+  }
+  if (next != numNodes)
+    return false;
+  normalized.clear();
+  for (int stage = 0; stage < numStages; ++stage)
+    for (int node : steps[stage])
+      if (node == stage || (runs[stage][node] && r(stage, node) >= 0))
+        normalized.push_back(Step::compute(node));
+  return true;
+}
+
+bool CheckmateModel::encode(const Schedule &normalized,
+                            std::vector<double> &solution,
+                            int64_t &peakBytes) const {
+  solution.assign(program.numColumns(), 0);
+  // The stage of every step, and R.
+  std::vector<std::vector<char>> runs(numStages,
+                                      std::vector<char>(numNodes, false));
+  {
+    int stage = 0;
+    for (const Step &step : normalized) {
+      if (step.kind != StepKind::Compute || stage >= numStages)
+        return false;
+      Slot slot = r(stage, step.id);
+      if (slot == kZero)
+        return false;
+      runs[stage][step.id] = true;
+      if (slot >= 0)
+        solution[slot] = 1;
+      if (step.id == stage)
+        ++stage;
+    }
+    if (stage < numNodes)
+      return false;
+  }
+  // The smallest S: a version is resident entering every stage after the
+  // one that makes it up to the last that reads it (or the end, for the
+  // last version of an output).
+  std::vector<std::vector<char>> resident(numStages + 1,
+                                          std::vector<char>(numValues, false));
+  std::vector<int> made(numValues, -2), lastRead(numValues, -2);
+  auto close = [&](int value) {
+    for (int stage = std::max(made[value] + 1, 0); stage <= lastRead[value];
+         ++stage)
+      resident[stage][value] = true;
+  };
+  for (int value = 0; value < numValues; ++value)
+    if (graph.values[value].producer < 0)
+      made[value] = lastRead[value] = -1;
+  for (int stage = 0; stage < numStages; ++stage)
+    for (int node : steps[stage]) {
+      if (!runs[stage][node])
+        continue;
+      for (int input : graph.nodes[node].inputs)
+        lastRead[input] = stage;
+      for (int output : graph.nodes[node].outputs) {
+        if (made[output] != -2)
+          close(output);
+        made[output] = lastRead[output] = stage;
+      }
+    }
+  for (int value = 0; value < numValues; ++value) {
+    if (made[value] == -2)
+      continue;
+    if (graph.values[value].isOutput)
+      lastRead[value] = numStages;
+    close(value);
+  }
+  for (int value = 0; value < numValues; ++value)
+    if (graph.values[value].producer < 0)
+      resident[0][value] = true;
+  for (int stage = 0; stage <= numStages; ++stage)
+    for (int value = 0; value < numValues; ++value) {
+      Slot slot = s(stage, value);
+      bool want = resident[stage][value];
+      if ((slot == kZero && want) || (slot == kOne && !want))
+        return false;
+      if (slot >= 0)
+        solution[slot] = want;
+    }
+  // The most frees, and the memory they leave.
+  auto valueOf = [&](Slot slot) {
+    return slot == kOne ? 1.0 : slot == kZero ? 0.0 : solution[slot];
+  };
+  double peak = 0;
+  for (int stage = 0; stage < numStages; ++stage) {
+    const std::vector<int> &order = steps[stage];
+    double memory = 0;
+    for (int value = 0; value < numValues; ++value)
+      memory += valueUnits[value] * valueOf(s(stage, value));
+    for (size_t index = 0; index < order.size(); ++index) {
+      if (index > 0)
+        for (const Free &free : frees[stage][index - 1])
+          memory -= valueUnits[free.value] * solution[free.column];
+      int node = order[index];
+      double running = valueOf(r(stage, node));
+      memory += outputUnits[node] * running;
+      solution[memoryColumns[stage][index]] = memory;
+      peak = std::max(peak, memory);
+      if (!running)
+        continue;
+      for (const Free &free : frees[stage][index]) {
+        bool unread = valueOf(s(stage + 1, free.value)) == 0;
+        for (int user : graph.values[free.value].users)
+          if (user > node && runs[stage][user])
+            unread = false;
+        solution[free.column] = unread;
+      }
+    }
+  }
+  peakBytes = static_cast<int64_t>(peak) * unitBytes;
+  return peak <= budgetUnits;
+}
+
+//===----------------------------------------------------------------------===//
+// Cheap bounds
+//===----------------------------------------------------------------------===//
+
+/// The least memory the first computation of some node needs in any
+/// recompute-only plan: its inputs and outputs, the values that cannot be
+/// made again and are read later (or returned), and at the first step every
+/// input of the step. Sets `worstNode` to the node that needs it.
+int64_t getLeastPeak(const TrainingGraph &graph, int &worstNode) {
+  int numNodes = static_cast<int>(graph.nodes.size());
+  int numValues = static_cast<int>(graph.values.size());
+  auto isPinned = [&](const GraphValue &info) {
+    return info.producer < 0 || !isRecomputable(graph.nodes[info.producer]);
+  };
+  // Values that cannot be made again, resident from their producer (or the
+  // start) to their last reader (or the end): a difference array over steps.
+  std::vector<int64_t> pinned(numNodes + 1, 0);
+  for (int value = 0; value < numValues; ++value) {
+    const GraphValue &info = graph.values[value];
+    if (!isPinned(info))
+      continue;
+    int first = std::max(info.producer, 0);
+    int last = info.isOutput        ? numNodes - 1
+               : info.users.empty() ? (info.producer < 0 ? 0 : first)
+                                    : info.users.back();
+    pinned[first] += info.bytes;
+    pinned[last + 1] -= info.bytes;
+  }
+  std::vector<char> counted(numValues, false);
+  int64_t worst = -1, running = 0;
+  worstNode = 0;
+  for (int node = 0; node < numNodes; ++node) {
+    running += pinned[node];
+    int64_t bytes = running;
+    std::vector<int> touched;
+    auto count = [&](int value) {
+      const GraphValue &info = graph.values[value];
+      if (counted[value] || isPinned(info))
+        return; // pinned values are in `running` already
+      counted[value] = true;
+      touched.push_back(value);
+      bytes += info.bytes;
+    };
+    for (int input : graph.nodes[node].inputs)
+      count(input);
+    for (int output : graph.nodes[node].outputs)
+      count(output);
+    for (int value : touched)
+      counted[value] = false;
+    if (bytes > worst) {
+      worst = bytes;
+      worstNode = node;
+    }
+  }
+  return worst;
+}
+
+//===----------------------------------------------------------------------===//
+// Solving
+//===----------------------------------------------------------------------===//
+
+/// What CBC found.
+struct SolveResult {
+  bool solved = false;   // an integer solution
+  bool optimal = false;  // proven optimal
+  bool lpSolved = false; // the root LP finished
+  bool infeasible = false;
+  double bound = 0; // objective units
+  std::vector<double> solution;
+};
+
+/// Solves `program` with CBC within `seconds` of wall time, starting from
+/// `incumbent` when it is not empty. Nothing is printed.
+SolveResult solveWithCbc(const LinearProgram &program,
+                         const std::vector<double> &incumbent,
+                         double incumbentObjective, double seconds) {
+  SolveResult result;
+  Clock::time_point start = Clock::now();
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(0);
+  solver.getModelPtr()->messageHandler()->setLogLevel(0);
+  std::vector<int> lengths(program.numRows());
+  for (int row = 0; row < program.numRows(); ++row)
+    lengths[row] = program.rowStarts[row + 1] - program.rowStarts[row];
+  CoinPackedMatrix matrix(false, program.numColumns(), program.numRows(),
+                          static_cast<CoinBigIndex>(program.rowColumns.size()),
+                          program.rowCoefficients.data(),
+                          program.rowColumns.data(), program.rowStarts.data(),
+                          lengths.data());
+  solver.loadProblem(matrix, program.columnLower.data(),
+                     program.columnUpper.data(), program.objective.data(),
+                     program.rowLower.data(), program.rowUpper.data());
+  for (int column = 0; column < program.numColumns(); ++column)
+    if (program.isInteger[column])
+      solver.setInteger(column);
+
+  // The root LP, under the time limit: CBC's own limit is not checked
+  // inside Clp's first solve.
+  solver.getModelPtr()->setMaximumWallSeconds(seconds);
+  solver.initialSolve();
+  if (solver.isProvenPrimalInfeasible()) {
+    result.infeasible = true;
+    return result;
+  }
+  if (!solver.isProvenOptimal())
+    return result; // out of time (or numerically lost): no bound
+  result.lpSolved = true;
+  result.bound = solver.getObjValue();
+  double left = seconds - secondsSince(start);
+  if (left <= 0)
+    return result;
+  solver.getModelPtr()->setMaximumWallSeconds(-1);
+
+  CbcModel model(solver);
+  model.setLogLevel(0);
+  model.messageHandler()->setLogLevel(0);
+  model.solver()->messageHandler()->setLogLevel(0);
+  model.setUseElapsedTime(true);
+  model.setMaximumSeconds(left);
+  model.setNumberThreads(0);
+  model.setIntegerTolerance(1e-7);
+  model.setAllowableGap(1e-9);
+  model.setAllowableFractionGap(1e-9);
+  model.setCutoffIncrement(1e-7);
+
+  CglProbing probing;
+  probing.setUsingObjective(1);
+  probing.setMaxPass(1);
+  probing.setMaxPassRoot(3);
+  probing.setMaxProbe(10);
+  probing.setMaxProbeRoot(50);
+  probing.setMaxLook(10);
+  probing.setMaxLookRoot(50);
+  probing.setRowCuts(3);
+  CglGomory gomory;
+  gomory.setLimit(300);
+  CglKnapsackCover knapsack;
+  CglClique clique;
+  clique.setStarCliqueReport(false);
+  clique.setRowCliqueReport(false);
+  CglMixedIntegerRounding2 rounding;
+  CglFlowCover flowCover;
+  model.addCutGenerator(&probing, -1, "Probing");
+  model.addCutGenerator(&gomory, -1, "Gomory");
+  model.addCutGenerator(&knapsack, -1, "Knapsack");
+  model.addCutGenerator(&clique, -1, "Clique");
+  model.addCutGenerator(&rounding, -1, "MixedIntegerRounding2");
+  model.addCutGenerator(&flowCover, -1, "FlowCover");
+
+  CbcRounding simpleRounding(model);
+  CbcHeuristicLocal local(model);
+  CbcHeuristicFPump pump(model);
+  CbcHeuristicRINS rins(model);
+  model.addHeuristic(&simpleRounding);
+  model.addHeuristic(&pump);
+  model.addHeuristic(&local);
+  model.addHeuristic(&rins);
+
+  if (!incumbent.empty())
+    model.setBestSolution(incumbent.data(), program.numColumns(),
+                          incumbentObjective, true);
+  model.branchAndBound();
+
+  result.infeasible = model.isProvenInfeasible();
+  result.bound = std::max(result.bound, model.getBestPossibleObjValue());
+  if (model.bestSolution()) {
+    result.solved = true;
+    result.solution.assign(model.bestSolution(),
+                           model.bestSolution() + program.numColumns());
+    result.optimal = model.isProvenOptimal();
+    if (result.optimal)
+      result.bound = std::max(result.bound, model.getObjValue());
+  }
+  return result;
+}
+
+std::string formatSeconds(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6g s", seconds);
+  return buffer;
+}
+
+} // namespace
+
+bool lethe::planning::planMilp(const PlanningProblem &problem,
+                               const PlanOptions &options, Plan &plan,
+                               std::string &error) {
+  Clock::time_point start = Clock::now();
+  const TrainingGraph &graph = problem.graph;
+  size_t numNodes = graph.nodes.size();
+  if (numNodes > kMaxNodes) {
+    error = "milp handles graphs of up to " + std::to_string(kMaxNodes) +
+            " nodes; this step has " + std::to_string(numNodes) +
+            "; use greedy or chain";
+    return false;
+  }
+  // The unplanned schedule, when it fits, runs no node twice: optimal.
+  Schedule unplanned = makeUnplannedSchedule(graph);
+  SimulationResult unplannedRun = simulate(problem, unplanned);
+  if (!unplannedRun.valid) {
+    error = "the training step cannot be simulated: " + unplannedRun.error;
+    return false;
+  }
+  if (unplannedRun.peakBytes <= problem.budgetBytes) {
+    plan.schedule = std::move(unplanned);
+    plan.lowerBoundSeconds = unplannedRun.seconds;
+    return true;
+  }
+  int worstNode = 0;
+  int64_t leastPeak = getLeastPeak(graph, worstNode);
+  if (leastPeak > problem.budgetBytes) {
+    error = "computing node " + std::to_string(worstNode) + " (" +
+            graph.nodes[worstNode].name + ") needs " + formatBytes(leastPeak) +
+            " with what must stay resident, over the budget";
+    return false;
+  }
+
+  CheckmateModel model(problem);
+  try {
+    if (!model.build(error))
+      return false;
+    const LinearProgram &program = model.getProgram();
+
+    // Recompute-only plans of the fast strategies: fallbacks, and CBC's
+    // first incumbent.
+    Schedule best;
+    double bestSeconds = 0;
+    std::vector<double> incumbent;
+    double incumbentObjective = 0;
+    PlanningProblem recomputeOnly = problem;
+    recomputeOnly.link = HostLink();
+    for (StrategyFunction strategy : {planChain, planGreedy}) {
+      Plan seed;
+      std::string why;
+      Schedule normalized;
+      if (!strategy(recomputeOnly, options, seed, why) ||
+          !model.normalize(seed.schedule, normalized))
+        continue;
+      SimulationResult run = simulate(problem, normalized);
+      if (!run.valid || run.peakBytes > problem.budgetBytes)
+        continue;
+      if (best.empty() || run.seconds < bestSeconds) {
+        best = normalized;
+        bestSeconds = run.seconds;
+      }
+      std::vector<double> solution;
+      int64_t peak = 0;
+      if (model.encode(normalized, solution, peak)) {
+        double objective = 0;
+        for (int column = 0; column < program.numColumns(); ++column)
+          objective += program.objective[column] * solution[column];
+        if (incumbent.empty() || objective < incumbentObjective) {
+          incumbent = std::move(solution);
+          incumbentObjective = objective;
+        }
+      }
+    }
+
+    double left = options.timeLimitSeconds - secondsSince(start);
+    SolveResult result;
+    if (left > 0)
+      result = solveWithCbc(program, incumbent, incumbentObjective, left);
+    if (result.infeasible && best.empty()) {
+      error = "no recompute-only schedule fits the budget (the MILP is "
+              "infeasible)";
+      return false;
+    }
+    if (result.solved) {
+      Schedule schedule = model.decode(result.solution.data());
+      SimulationResult run = simulate(problem, schedule);
+      if (run.valid && run.peakBytes <= problem.budgetBytes &&
+          (best.empty() || run.seconds <= bestSeconds)) {
+        best = std::move(schedule);
+        bestSeconds = run.seconds;
+      }
+    }
+    double bound = model.getFirstRunSeconds();
+    if (result.lpSolved && model.isExact())
+      bound = std::max(bound, model.toSeconds(result.bound));
+    if (best.empty()) {
+      error = "CBC found no schedule within the time limit of " +
+              formatSeconds(options.timeLimitSeconds) +
+              (result.lpSolved ? " (LP bound " + formatSeconds(bound) + ")"
+                               : " (the root LP did not finish)");
+      return false;
+    }
+    plan.schedule = std::move(best);
+    plan.lowerBoundSeconds = std::min(bound, bestSeconds);
+    return true;
+  } catch (const CoinError &coinError) {
+    error = "CBC failed: " + coinError.message();
+    return false;
+  }
+}
