@@ -20,9 +20,10 @@ struct StrategyEntry {
 };
 
 const StrategyEntry kStrategies[] = {
-    {"none", planNone},     {"sqrt", planSqrt},
-    {"chain", planChain},   {"chain-offload", planChainOffload},
-    {"greedy", planGreedy}, {"auto", planAuto},
+    {"none", planNone},   {"sqrt", planSqrt},
+    {"chain", planChain}, {"chain-offload", planChainOffload},
+    {"milp", planMilp},   {"greedy", planGreedy},
+    {"auto", planAuto},
 };
 
 /// Runs `function` and checks its plan; `why` says what went wrong.

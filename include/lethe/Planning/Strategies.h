@@ -22,10 +22,7 @@
 //   chain-offload  the programme extended with offloading stage inputs and
 //                  checkpoints (after POFO, Beaumont et al. 2021)
 //   milp           Checkmate (Jain et al. 2020) on the general graph, solved
-//                  with CBC under the time limit; reports its bound. Not yet
-//                  in the strategy table: its plans of the tiny transformer
-//                  materialize into a recompute that --lethe-verify-plan
-//                  cannot identify, and it is slow on the test models
+//                  with CBC under the time limit; reports its bound
 //   greedy         offline eviction in the spirit of DTR, offloading where the
 //                  copy hides under compute (as Capuchin does)
 //   auto           every strategy that fits the graph and the time limit; the

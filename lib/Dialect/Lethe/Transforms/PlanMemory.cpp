@@ -85,6 +85,9 @@ struct PlanMemoryPass
       return signalPassFailure();
     }
 
+    // A recompute is identified by the op it repeats, which must be the
+    // only one computing its value.
+    markRepeatedOps(func);
     FailureOr<FunctionPlanningProblem> extracted =
         extractPlanningProblem(func, deviceProfile, 0);
     if (failed(extracted))

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 using namespace mlir;
@@ -40,19 +41,50 @@ bool isOptimizerUpdate(Operation *op) {
 /// What identifies the op a recompute clones: its name, its attributes
 /// (without those the planning passes add, `lethe.recompute` and the
 /// arena's offsets) and the values it reads.
-using CloneKey = std::tuple<const void *, const void *, std::vector<int>>;
+template <typename Input>
+using OpKey = std::tuple<const void *, const void *, std::vector<Input>>;
+using CloneKey = OpKey<int>;
 
-CloneKey getCloneKey(Operation *op, ArrayRef<int> inputs) {
+template <typename Input>
+OpKey<Input> getOpKey(Operation *op, ArrayRef<Input> inputs) {
   SmallVector<NamedAttribute> attributes;
   for (NamedAttribute attribute : op->getAttrs())
-    if (!attribute.getName().getValue().starts_with("lethe."))
+    if (!attribute.getName().getValue().starts_with("lethe.") ||
+        attribute.getName() == kRepeatAttr)
       attributes.push_back(attribute);
   DictionaryAttr dictionary = DictionaryAttr::get(op->getContext(), attributes);
   return {op->getName().getAsOpaquePointer(), dictionary.getAsOpaquePointer(),
-          std::vector<int>(inputs.begin(), inputs.end())};
+          std::vector<Input>(inputs.begin(), inputs.end())};
+}
+
+CloneKey getCloneKey(Operation *op, ArrayRef<int> inputs) {
+  return getOpKey(op, inputs);
 }
 
 } // namespace
+
+unsigned mlir::lethe::markRepeatedOps(func::FuncOp function) {
+  if (function.isExternal())
+    return 0;
+  MLIRContext *context = function.getContext();
+  std::map<OpKey<const void *>, int64_t> seen;
+  unsigned marked = 0;
+  for (Operation &op : function.getBody().front()) {
+    if (!op.getNumResults())
+      continue;
+    op.removeAttr(kRepeatAttr);
+    SmallVector<const void *> operands;
+    for (Value operand : op.getOperands())
+      operands.push_back(operand.getAsOpaquePointer());
+    int64_t &count = seen[getOpKey<const void *>(&op, operands)];
+    if (count)
+      op.setAttr(kRepeatAttr,
+                 IntegerAttr::get(IntegerType::get(context, 64), count));
+    marked += count ? 1 : 0;
+    ++count;
+  }
+  return marked;
+}
 
 FailureOr<FunctionPlanningProblem>
 mlir::lethe::extractPlanningProblem(func::FuncOp function,
@@ -143,6 +175,7 @@ mlir::lethe::extractPlanningProblem(func::FuncOp function,
   bool inForward = true;
 
   std::map<CloneKey, int> originals;
+  std::set<CloneKey> repeated;
   for (Operation &op : block) {
     if (&op == terminator)
       break;
@@ -177,11 +210,18 @@ mlir::lethe::extractPlanningProblem(func::FuncOp function,
       inputs.push_back(*id);
     }
     if (op.hasAttr(kRecomputeAttr)) {
-      auto it = originals.find(getCloneKey(&op, inputs));
+      CloneKey key = getCloneKey(&op, inputs);
+      auto it = originals.find(key);
       if (it == originals.end())
         return emitError(op.getLoc())
                << ("this recompute clones no earlier op with the "
                    "same attributes and operands");
+      if (repeated.count(key))
+        return emitError(op.getLoc())
+               << ("this recompute clones one of several identical ops and "
+                   "cannot say which; plan with --lethe-plan-memory, which "
+                   "tells them apart with ")
+               << kRepeatAttr;
       for (auto [result_, output] :
            llvm::zip(op.getResults(), graph.nodes[it->second].outputs))
         result.valueIds[result_] = output;
@@ -222,7 +262,9 @@ mlir::lethe::extractPlanningProblem(func::FuncOp function,
         return failure();
       graph.nodes[id].outputs.push_back(*valueId);
     }
-    originals.emplace(getCloneKey(&op, inputs), id);
+    CloneKey key = getCloneKey(&op, inputs);
+    if (!originals.emplace(key, id).second)
+      repeated.insert(std::move(key));
     result.schedule.push_back(planning::Step::compute(id));
     if (&op == lossOp)
       inForward = false;

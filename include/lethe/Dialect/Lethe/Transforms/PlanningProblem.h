@@ -37,6 +37,8 @@ namespace planning = ::lethe::planning;
 
 /// The marker of a recompute: a clone of a forward op that a plan runs again.
 inline constexpr StringLiteral kRecomputeAttr = "lethe.recompute";
+/// Tells an op apart from earlier identical ones (see markRepeatedOps).
+inline constexpr StringLiteral kRepeatAttr = "lethe.repeat";
 /// The plan --lethe-plan-memory chose, on the function (a dictionary; see
 /// docs/Planning.md).
 inline constexpr StringLiteral kPlanAttr = "lethe.plan";
@@ -55,6 +57,15 @@ struct FunctionPlanningProblem {
   /// prefetched versions and host copies included.
   llvm::DenseMap<Value, int> valueIds;
 };
+
+/// Tells apart the ops of `function` that would compute the same value:
+/// the second and later ops with the same name, operands and attributes
+/// (the planning passes' `lethe.*` annotations aside), such as a model's
+/// repeated constants, get `lethe.repeat = N`. A recompute is identified by
+/// the op it repeats, which must be the only one computing its value, so
+/// --lethe-plan-memory marks a function before it plans it. Returns how
+/// many ops it marked.
+unsigned markRepeatedOps(func::FuncOp function);
 
 /// Extracts the problem of `function` (a function with one block of lethe
 /// ops over statically shaped tensors) with node times from `profile` and
