@@ -106,6 +106,9 @@ struct lethe_rt_context {
   /// Copies issued so far (lethe_rt_get_memory_stats).
   uint64_t offloadedBytes = 0, prefetchedBytes = 0, offloads = 0,
            prefetches = 0;
+  /// What lethe_rt_op_begin calls (lethe_rt_set_op_hook).
+  lethe_rt_op_hook opHook = nullptr;
+  void *opHookData = nullptr;
 };
 
 namespace lethe::rt {

@@ -765,6 +765,23 @@ typedef struct lethe_rt_memory_stats {
 lethe_rt_status lethe_rt_get_memory_stats(lethe_rt_context *context,
                                           lethe_rt_memory_stats *stats);
 
+/*===----------------------------------------------------------------------===*
+ * Op boundaries (for timing and tracing a compiled step)
+ *===----------------------------------------------------------------------===*/
+
+/* Called by a compiled step before each of its ops (lethe_program.h): the
+ * op's index in the program's manifest. */
+typedef void (*lethe_rt_op_hook)(void *user_data, int32_t op_index);
+
+/* Installs `hook` (NULL removes it), called with `user_data` by every
+ * lethe_rt_op_begin on `context`. */
+lethe_rt_status lethe_rt_set_op_hook(lethe_rt_context *context,
+                                     lethe_rt_op_hook hook, void *user_data);
+
+/* Marks the start of op `op_index` of a compiled step: calls the context's
+ * hook, if any. Fails only on a NULL context. */
+lethe_rt_status lethe_rt_op_begin(lethe_rt_context *context, int32_t op_index);
+
 #ifdef __cplusplus
 }
 #endif

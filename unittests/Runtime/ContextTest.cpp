@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 using namespace lethe::rt;
 using namespace lethe::rt::testing;
@@ -71,6 +72,27 @@ TEST(BFloat16Test, RoundsToNearestEven) {
   EXPECT_EQ(bfloat16ToFloat(BFloat16{0x4049}), 3.140625f);
   EXPECT_TRUE(std::isnan(bfloat16ToFloat(
       floatToBFloat16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST(OpHookTest, OpBeginCallsTheInstalledHook) {
+  lethe_rt_context *context = lethe_rt_context_create();
+  ASSERT_NE(context, nullptr);
+  // Without a hook, a boundary does nothing.
+  EXPECT_EQ(lethe_rt_op_begin(context, 0), LETHE_RT_OK);
+  std::vector<int32_t> seen;
+  auto record = [](void *user, int32_t index) {
+    static_cast<std::vector<int32_t> *>(user)->push_back(index);
+  };
+  ASSERT_EQ(lethe_rt_set_op_hook(context, record, &seen), LETHE_RT_OK);
+  EXPECT_EQ(lethe_rt_op_begin(context, 3), LETHE_RT_OK);
+  EXPECT_EQ(lethe_rt_op_begin(context, 4), LETHE_RT_OK);
+  EXPECT_EQ(seen, (std::vector<int32_t>{3, 4}));
+  ASSERT_EQ(lethe_rt_set_op_hook(context, nullptr, nullptr), LETHE_RT_OK);
+  EXPECT_EQ(lethe_rt_op_begin(context, 5), LETHE_RT_OK);
+  EXPECT_EQ(seen.size(), 2u);
+  EXPECT_EQ(lethe_rt_op_begin(nullptr, 0), LETHE_RT_ERROR);
+  EXPECT_EQ(lethe_rt_set_op_hook(nullptr, record, &seen), LETHE_RT_ERROR);
+  lethe_rt_context_destroy(context);
 }
 
 } // namespace
