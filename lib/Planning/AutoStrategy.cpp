@@ -65,7 +65,8 @@ bool lethe::planning::planAuto(const PlanningProblem &problem,
     SimulationResult simulation = simulate(problem, candidate.schedule);
     if (!simulation.valid || simulation.peakBytes > problem.budgetBytes)
       continue;
-    lowerBound = std::max(lowerBound, candidate.lowerBoundSeconds);
+    if (candidate.lowerBoundCoversOffloading)
+      lowerBound = std::max(lowerBound, candidate.lowerBoundSeconds);
     if (!found || simulation.seconds < best.seconds ||
         (simulation.seconds == best.seconds &&
          simulation.peakBytes < best.peakBytes)) {

@@ -951,6 +951,7 @@ bool lethe::planning::planMilp(const PlanningProblem &problem,
     }
     plan.schedule = std::move(best);
     plan.lowerBoundSeconds = std::min(bound, bestSeconds);
+    plan.lowerBoundCoversOffloading = false;
     return true;
   } catch (const CoinError &coinError) {
     error = "CBC failed: " + coinError.message();

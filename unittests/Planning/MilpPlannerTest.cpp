@@ -299,4 +299,32 @@ TEST(MilpPlannerTest, StagesMissSchedulesThatRunANodeTwiceInAStage) {
       << error;
 }
 
+// The MILP's bound holds for recompute-only plans; with a fast host link a
+// plan that offloads beats it, so auto must not report it as a bound on
+// every plan.
+TEST(MilpPlannerTest, AutoReportsNoRecomputeOnlyBoundForOffloadingPlans) {
+  int beaten = 0;
+  for (uint64_t seed = 1; seed <= 6 && !beaten; ++seed) {
+    PlanningProblem problem = makeProblem(makeRandomChain(12, seed), 0.9);
+    problem.link.hostToDeviceBytesPerSecond = 1e15;
+    problem.link.deviceToHostBytesPerSecond = 1e15;
+    problem.link.latencySeconds = 0;
+    PlanOptions options;
+    options.timeLimitSeconds = 2;
+    Plan milp, automatic;
+    std::string error;
+    ASSERT_TRUE(planMilp(problem, options, milp, error)) << error;
+    EXPECT_FALSE(milp.lowerBoundCoversOffloading);
+    ASSERT_TRUE(planAuto(problem, options, automatic, error)) << error;
+    EXPECT_TRUE(automatic.lowerBoundCoversOffloading);
+    double seconds = simulate(problem, automatic.schedule).seconds;
+    EXPECT_LE(automatic.lowerBoundSeconds, seconds * (1 + 1e-12))
+        << "seed " << seed;
+    if (seconds < milp.lowerBoundSeconds * (1 - 1e-9))
+      ++beaten;
+  }
+  // The case the test is about happens.
+  EXPECT_GT(beaten, 0);
+}
+
 } // namespace

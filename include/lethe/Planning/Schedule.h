@@ -113,6 +113,10 @@ struct Plan {
   /// strategy proved (the LP bound of the MILP, for instance), or a negative
   /// number when it has none.
   double lowerBoundSeconds = -1;
+  /// Whether that bound holds for every plan, or only for the plans that
+  /// recompute and never offload (the MILP's: Checkmate's model has no
+  /// offloading, and a plan that offloads may beat it).
+  bool lowerBoundCoversOffloading = true;
 };
 
 /// A fingerprint of the graph's structure and sizes (16 hex digits), so
