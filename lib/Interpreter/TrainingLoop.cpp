@@ -13,15 +13,13 @@
 
 #include "lethe/Interpreter/TrainingLoop.h"
 
+#include "lethe/Dialect/Lethe/IR/LetheOps.h"
+#include "lethe/Dialect/Lethe/Transforms/Attributes.h"
+
 #include <cstring>
 
 using namespace mlir;
 using namespace mlir::lethe;
-
-static constexpr StringLiteral kLossAttr = "lethe.loss";
-static constexpr StringLiteral kUpdatesAttr = "lethe.updates";
-static constexpr StringLiteral kStepAttr = "lethe.step";
-static constexpr StringLiteral kInitializerAttr = "lethe.initializer";
 
 FailureOr<std::unique_ptr<TrainingLoop>>
 TrainingLoop::create(func::FuncOp function) {
@@ -140,4 +138,22 @@ FailureOr<double> TrainingLoop::step(std::vector<HostTensor> arguments) {
       state[*argument] = results[index];
   ++stepNumber;
   return results[lossResult].getAsDouble(0);
+}
+
+std::optional<int64_t> mlir::lethe::getClassCount(BlockArgument argument) {
+  for (OpOperand &use : argument.getUses()) {
+    Operation *user = use.getOwner();
+    unsigned operand = use.getOperandNumber();
+    Type scores;
+    if (isa<SoftmaxCrossEntropyOp, NllOp>(user) && operand == 1)
+      scores = user->getOperand(0).getType();
+    else if (isa<SoftmaxCrossEntropyGradOp>(user) && operand == 2)
+      scores = user->getOperand(1).getType();
+    else if (isa<NllGradOp>(user) && operand == 1)
+      scores = user->getResult(0).getType();
+    if (auto type = dyn_cast_if_present<RankedTensorType>(scores))
+      if (type.getRank() >= 2 && type.getDimSize(1) > 0)
+        return type.getDimSize(1);
+  }
+  return std::nullopt;
 }

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lethe/Dialect/Lethe/Transforms/Attributes.h"
 #include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
 #include "lethe/InitAllDialects.h"
 #include "lethe/Planning/Timeline.h"
@@ -172,7 +173,7 @@ LogicalResult loadFunction(ModuleOp module, Source &source,
   if (!function)
     return failure();
   source.info.function = function.getName().str();
-  if (auto arena = function->getAttrOfType<DictionaryAttr>("lethe.arena"))
+  if (auto arena = function->getAttrOfType<DictionaryAttr>(kArenaAttr))
     if (auto alignment = arena.getAs<IntegerAttr>("alignment"))
       source.info.alignment = std::max<int64_t>(alignment.getInt(), 1);
 

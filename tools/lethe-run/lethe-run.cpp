@@ -169,26 +169,6 @@ static bool writeTensor(StringRef path, const HostTensor &tensor,
   return true;
 }
 
-/// The number of classes of `argument` when a classification loss (or its
-/// gradient) reads it as class indices: the class dimension 1 of the scores.
-static std::optional<int64_t> getClassCount(BlockArgument argument) {
-  for (OpOperand &use : argument.getUses()) {
-    Operation *user = use.getOwner();
-    unsigned operand = use.getOperandNumber();
-    Type scores;
-    if (isa<SoftmaxCrossEntropyOp, NllOp>(user) && operand == 1)
-      scores = user->getOperand(0).getType();
-    else if (isa<SoftmaxCrossEntropyGradOp>(user) && operand == 2)
-      scores = user->getOperand(1).getType();
-    else if (isa<NllGradOp>(user) && operand == 1)
-      scores = user->getResult(0).getType();
-    if (auto type = dyn_cast_if_present<RankedTensorType>(scores))
-      if (type.getRank() >= 2 && type.getDimSize(1) > 0)
-        return type.getDimSize(1);
-  }
-  return std::nullopt;
-}
-
 /// A tensor of `type` with seeded random values: floats uniform in [-1, 1),
 /// integers in [0, integerBound), booleans fair coins.
 static HostTensor randomTensor(RankedTensorType type, std::mt19937_64 &rng,

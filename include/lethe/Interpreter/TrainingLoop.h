@@ -75,6 +75,11 @@ private:
   int64_t peakBytes = 0;
 };
 
+/// The number of classes of `argument` when a classification loss (or its
+/// gradient) reads it as class indices: the class dimension 1 of the scores.
+/// Drivers draw random labels below it.
+std::optional<int64_t> getClassCount(BlockArgument argument);
+
 } // namespace mlir::lethe
 
 #endif // LETHE_INTERPRETER_TRAININGLOOP_H

@@ -14,6 +14,7 @@
 #include "lethe/Dialect/Lethe/Transforms/Passes.h"
 
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
+#include "lethe/Dialect/Lethe/Transforms/Attributes.h"
 #include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
 #include "lethe/Planning/ArenaLayout.h"
 #include "mlir/IR/Builders.h"
@@ -84,7 +85,7 @@ struct AssignArenaPass
       FailureOr<int64_t> offset = takeOffset(argument, 0);
       if (failed(offset))
         return signalPassFailure();
-      func.setArgAttr(argument.getArgNumber(), "lethe.offset",
+      func.setArgAttr(argument.getArgNumber(), kOffsetAttr,
                       builder.getI64IntegerAttr(*offset));
     }
     llvm::DenseMap<int, int64_t> hostOffsets;
@@ -93,7 +94,7 @@ struct AssignArenaPass
     int64_t step = 0;
     for (Operation &op : block.without_terminator()) {
       if (auto offload = dyn_cast<OffloadOp>(op)) {
-        op.setAttr("lethe.host_offset",
+        op.setAttr(kHostOffsetAttr,
                    builder.getI64IntegerAttr(hostOffsets.lookup(
                        extracted->valueIds.lookup(offload.getInput()))));
       } else if (op.getNumResults() > 0) {
@@ -104,12 +105,12 @@ struct AssignArenaPass
             return signalPassFailure();
           offsets.push_back(*offset);
         }
-        op.setAttr("lethe.offsets", builder.getDenseI64ArrayAttr(offsets));
+        op.setAttr(kOffsetsAttr, builder.getDenseI64ArrayAttr(offsets));
       }
       ++step;
     }
     func->setAttr(
-        "lethe.arena",
+        kArenaAttr,
         builder.getDictionaryAttr(
             {builder.getNamedAttr("size",
                                   builder.getI64IntegerAttr(device.arenaBytes)),
