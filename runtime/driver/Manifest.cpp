@@ -245,6 +245,12 @@ void parse(const json &document, Manifest &manifest) {
                             formatShape(argument.shape) + ", not i64 []");
       manifest.stepArgument = static_cast<int64_t>(position);
     }
+    for (size_t earlier = 0; earlier < manifest.arguments.size(); ++earlier)
+      if (manifest.arguments[earlier].name == argument.name)
+        throw ManifestError(where + ".name '" + argument.name +
+                            "' is argument " + std::to_string(earlier) +
+                            "'s too (weights and data files are found by "
+                            "name)");
     manifest.arguments.push_back(std::move(argument));
   }
   checkDisjoint(manifest.arguments, "arguments");

@@ -97,6 +97,9 @@ TEST(ManifestTest, EveryCorruptionIsOneLine) {
          m["arguments"][5]["bytes"] = 8;
        },
        "arguments[6] is a second step argument (the first is argument 5)"},
+      {[](json &m) { m["arguments"][4]["name"] = "w"; },
+       "arguments[4].name 'w' is argument 3's too (weights and data files "
+       "are found by name)"},
       {[](json &m) { m["arguments"][3].erase("name"); },
        "arguments[3] has no 'name'"},
       {[](json &m) { m["results"][0]["loss"] = false; },
