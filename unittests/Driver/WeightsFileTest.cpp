@@ -1,0 +1,138 @@
+//===- WeightsFileTest.cpp - The weights file format ----------------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "WeightsFile.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+using namespace lethe::driver;
+
+namespace {
+
+std::vector<WeightsTensor> sampleTensors() {
+  return {
+      {"fc.weight", LETHE_RT_F32, {2, 3}, std::string(24, '\x01')},
+      {"fc.bias",
+       LETHE_RT_BF16,
+       {3},
+       std::string("\x01\x02\x03\x04\x05\x06", 6)},
+      {"step_size", LETHE_RT_F64, {}, std::string(8, '\x7f')},
+      {"empty", LETHE_RT_I64, {0, 4}, ""},
+  };
+}
+
+bool sameTensors(const std::vector<WeightsTensor> &a,
+                 const std::vector<WeightsTensor> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t index = 0; index < a.size(); ++index)
+    if (a[index].name != b[index].name || a[index].dtype != b[index].dtype ||
+        a[index].shape != b[index].shape || a[index].data != b[index].data)
+      return false;
+  return true;
+}
+
+TEST(WeightsFileTest, RoundTrip) {
+  std::string bytes, error;
+  ASSERT_TRUE(serializeWeights(sampleTensors(), bytes, error)) << error;
+  EXPECT_EQ(bytes.substr(0, 8), "LETHEWTS");
+  EXPECT_EQ(bytes.substr(8, 4), std::string("\x01\x00\x00\x00", 4));
+  std::vector<WeightsTensor> tensors;
+  ASSERT_TRUE(parseWeights(bytes, "w", tensors, error)) << error;
+  EXPECT_TRUE(sameTensors(tensors, sampleTensors()));
+}
+
+TEST(WeightsFileTest, LayoutIsLittleEndian) {
+  std::string bytes, error;
+  ASSERT_TRUE(serializeWeights(
+      {{"a", LETHE_RT_I16, {2}, std::string("\x01\x02\x03\x04", 4)}}, bytes,
+      error));
+  std::string expected("LETHEWTS"
+                       "\x01\x00\x00\x00"
+                       "\x01\x00\x00\x00"
+                       "\x01\x00\x00\x00"
+                       "a"
+                       "\x03\x00\x00\x00"
+                       "i16"
+                       "\x01\x00\x00\x00"
+                       "\x02\x00\x00\x00\x00\x00\x00\x00"
+                       "\x04\x00\x00\x00\x00\x00\x00\x00"
+                       "\x01\x02\x03\x04",
+                       8 + 4 + 4 + 4 + 1 + 4 + 3 + 4 + 8 + 8 + 4);
+  EXPECT_EQ(bytes, expected);
+}
+
+TEST(WeightsFileTest, WriteAndReadFile) {
+  std::string path = testing::TempDir() + "/weights-round-trip.weights";
+  std::string error;
+  ASSERT_TRUE(writeWeightsFile(path, sampleTensors(), error)) << error;
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  std::vector<WeightsTensor> tensors;
+  ASSERT_TRUE(readWeightsFile(path, tensors, error)) << error;
+  EXPECT_TRUE(sameTensors(tensors, sampleTensors()));
+  std::remove(path.c_str());
+}
+
+TEST(WeightsFileTest, WriterRejectsMalformedTensors) {
+  std::string bytes, error;
+  EXPECT_FALSE(
+      serializeWeights({{"a", LETHE_RT_F32, {2}, "abc"}}, bytes, error));
+  EXPECT_EQ(error, "weights tensor 'a' has 3 bytes of data, but its shape "
+                   "and dtype need 8");
+  EXPECT_FALSE(serializeWeights(
+      {{"a", LETHE_RT_I8, {1}, "x"}, {"a", LETHE_RT_I8, {1}, "y"}}, bytes,
+      error));
+  EXPECT_EQ(error, "weights tensor 'a' appears twice");
+  EXPECT_FALSE(serializeWeights({{"a", LETHE_RT_I8, {-1}, ""}}, bytes, error));
+  EXPECT_FALSE(serializeWeights({{"", LETHE_RT_I8, {}, "x"}}, bytes, error));
+  std::string path = testing::TempDir() + "/no-such-dir/x.weights";
+  EXPECT_FALSE(writeWeightsFile(path, sampleTensors(), error));
+  EXPECT_NE(error.find("cannot write"), std::string::npos) << error;
+}
+
+TEST(WeightsFileTest, ReaderErrors) {
+  std::string bytes, error;
+  ASSERT_TRUE(serializeWeights(sampleTensors(), bytes, error));
+  std::vector<WeightsTensor> tensors;
+
+  EXPECT_FALSE(parseWeights("NOTWEIGHTS", "f", tensors, error));
+  EXPECT_EQ(error, "'f' is not a Lethe weights file (bad magic; expected "
+                   "'LETHEWTS')");
+
+  std::string version = bytes;
+  version[8] = 2;
+  EXPECT_FALSE(parseWeights(version, "f", tensors, error));
+  EXPECT_EQ(error, "'f' is a version 2 weights file; this executable reads "
+                   "version 1");
+
+  EXPECT_FALSE(parseWeights(bytes + "x", "f", tensors, error));
+  EXPECT_EQ(error, "'f' has 1 bytes after its last tensor");
+
+  // Every proper prefix is truncated (or too short for the magic).
+  for (size_t length = 0; length < bytes.size(); ++length) {
+    EXPECT_FALSE(parseWeights(bytes.substr(0, length), "f", tensors, error))
+        << length;
+    if (length >= 8) {
+      EXPECT_NE(error.find("is truncated"), std::string::npos)
+          << length << ": " << error;
+    }
+  }
+
+  std::string dtype = bytes;
+  size_t at = dtype.find("f32");
+  dtype.replace(at, 3, "q32");
+  EXPECT_FALSE(parseWeights(dtype, "f", tensors, error));
+  EXPECT_EQ(error, "'f': tensor 'fc.weight' has unknown dtype 'q32'");
+
+  EXPECT_FALSE(readWeightsFile("/nonexistent/x.weights", tensors, error));
+  EXPECT_EQ(error,
+            "cannot read '/nonexistent/x.weights': No such file or directory");
+}
+
+} // namespace
