@@ -7,5 +7,6 @@ build_dir=${LETHE_BUILD_DIR:-$root/build}
 cmake --build "$build_dir" --target mlir-doc
 cp "$build_dir"/docs/Dialects/LetheDialect.md \
    "$build_dir"/docs/Dialects/LetheInterfaces.md \
-   "$build_dir"/docs/LethePasses.md "$root/docs/reference/"
+   "$build_dir"/docs/LethePasses.md \
+   "$build_dir"/docs/LetheConversionPasses.md "$root/docs/reference/"
 echo "updated $root/docs/reference"

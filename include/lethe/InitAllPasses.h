@@ -12,6 +12,7 @@
 #ifndef LETHE_INITALLPASSES_H
 #define LETHE_INITALLPASSES_H
 
+#include "lethe/Conversion/Passes.h"
 #include "lethe/Dialect/Lethe/Transforms/Passes.h"
 #include "lethe/Dialect/Lethe/Transforms/Pipelines.h"
 #include "mlir/Transforms/Passes.h"
@@ -22,6 +23,7 @@ namespace mlir::lethe {
 /// transforms (canonicalize, cse, ...).
 inline void registerAllPasses() {
   registerLethePasses();
+  registerLetheConversionPasses();
   registerTrainingPipeline();
   registerTransformsPasses();
 }

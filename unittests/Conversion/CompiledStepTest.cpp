@@ -1,0 +1,436 @@
+//===- CompiledStepTest.cpp - Compiled steps compute the interpreter's bits
+//===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The guarantee of --convert-lethe-to-runtime: on the test models
+// (python/lethe/onnx_models.py: the MLP, the CNN, the transformer block and
+// the U-Net, tiny and in f64), a training step planned at the smallest budget
+// a strategy meets (greedy offloads and recomputes there; chain recomputes),
+// laid out in the arena, lowered to runtime calls and JIT-compiled computes
+// bit for bit what the reference interpreter computes on the same planned
+// IR: the loss and gradients of one step, and the loss, updated parameters
+// and optimizer state of an Adam step. The CPU backend runs copies as late as
+// the events allow, so a missing wait shows as wrong values: deleting one
+// emitted wait must change the result.
+//
+// The models are written by `python3 -m lethe.onnx_models --tiny --float64`
+// into the directory in LETHE_TEST_MODELS (ctest sets it up).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lethe/Conversion/Passes.h"
+#include "lethe/Dialect/Lethe/IR/LetheDialect.h"
+#include "lethe/Dialect/Lethe/IR/LetheOps.h"
+#include "lethe/Dialect/Lethe/Transforms/Passes.h"
+#include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
+#include "lethe/Interpreter/Interpreter.h"
+#include "lethe/Planning/Strategies.h"
+#include "lethe/Target/ONNX/ImportONNX.h"
+#include "lethe_program.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::lethe;
+
+namespace {
+
+struct CompiledCase {
+  std::string model;
+  std::string output;
+  std::string loss;
+  std::string strategy;
+};
+
+void PrintTo(const CompiledCase &c, std::ostream *os) {
+  *os << c.model << "/" << c.strategy;
+}
+
+/// Where a planned step's arguments and results live in the arena.
+struct Layout {
+  int64_t arenaBytes = 0, hostBytes = 0;
+  std::vector<int64_t> argumentOffsets, resultOffsets, resultBytes;
+};
+
+using StepFunction = int32_t (*)(lethe_rt_context *);
+
+class CompiledStep : public ::testing::TestWithParam<CompiledCase> {
+protected:
+  CompiledStep() : context(makeRegistry()) {
+    context.loadAllAvailableDialects();
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  }
+
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registry.insert<LetheDialect, func::FuncDialect, LLVM::LLVMDialect>();
+    registerBuiltinDialectTranslation(registry);
+    registerLLVMDialectTranslation(registry);
+    return registry;
+  }
+
+  /// The model's training step, planned at the strategy's smallest budget
+  /// and laid out in the arena.
+  OwningOpRef<ModuleOp> buildPlannedStep(bool optimizer) {
+    const CompiledCase &c = GetParam();
+    const char *directory = std::getenv("LETHE_TEST_MODELS");
+    EXPECT_TRUE(directory) << "LETHE_TEST_MODELS is not set; run through "
+                              "ctest, which writes the models";
+    if (!directory)
+      return nullptr;
+    std::string path = std::string(directory) + "/" + c.model + ".onnx";
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    EXPECT_TRUE(buffer) << "cannot read " << path;
+    if (!buffer)
+      return nullptr;
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    OwningOpRef<ModuleOp> module = importONNX(sourceMgr, &context);
+    EXPECT_TRUE(module) << "cannot import " << path;
+    if (!module)
+      return nullptr;
+    PassManager passes(&context);
+    AddLossPassOptions loss;
+    loss.output = c.output;
+    loss.kind = c.loss;
+    passes.addPass(createAddLossPass(loss));
+    passes.addPass(createAutodiffPass());
+    if (optimizer) {
+      AddOptimizerPassOptions adam;
+      adam.kind = "adam";
+      adam.learningRate = 0.01;
+      passes.addPass(createAddOptimizerPass(adam));
+    }
+    EXPECT_TRUE(succeeded(passes.run(*module)));
+
+    planning::DeviceProfile profile;
+    std::string error;
+    EXPECT_TRUE(planning::loadDeviceProfile("h100", profile, error)) << error;
+    FailureOr<FunctionPlanningProblem> extracted =
+        extractPlanningProblem(getStep(*module), profile, 0);
+    EXPECT_TRUE(succeeded(extracted));
+    if (failed(extracted))
+      return nullptr;
+    int64_t unplanned =
+        planning::simulate(extracted->problem, extracted->schedule).peakBytes;
+    planning::PlanOptions options;
+    options.timeLimitSeconds = 1;
+    int64_t budget = planning::findMinimumBudget(c.strategy, extracted->problem,
+                                                 options, 0, unplanned);
+    EXPECT_GT(budget, 0);
+
+    PassManager planning(&context);
+    PlanMemoryPassOptions planOptions;
+    planOptions.budget = std::to_string(budget);
+    planOptions.strategy = c.strategy;
+    planOptions.timeLimit = 1;
+    planning.addPass(createPlanMemoryPass(planOptions));
+    planning.addNestedPass<func::FuncOp>(createMaterializePlanPass());
+    planning.addNestedPass<func::FuncOp>(createVerifyPlanPass());
+    planning.addNestedPass<func::FuncOp>(createAssignArenaPass());
+    EXPECT_TRUE(succeeded(planning.run(*module)));
+    return module;
+  }
+
+  static func::FuncOp getStep(ModuleOp module) {
+    func::FuncOp step;
+    module.walk([&](func::FuncOp function) { step = function; });
+    return step;
+  }
+
+  static Layout getLayout(func::FuncOp function) {
+    Layout layout;
+    auto arena = function->getAttrOfType<DictionaryAttr>("lethe.arena");
+    layout.arenaBytes = arena.getAs<IntegerAttr>("size").getInt();
+    layout.hostBytes = arena.getAs<IntegerAttr>("host_size").getInt();
+    for (unsigned index = 0; index < function.getNumArguments(); ++index)
+      layout.argumentOffsets.push_back(
+          function.getArgAttrOfType<IntegerAttr>(index, "lethe.offset")
+              .getInt());
+    Operation *terminator = function.getBody().front().getTerminator();
+    for (Value result : terminator->getOperands()) {
+      if (auto argument = dyn_cast<BlockArgument>(result)) {
+        layout.resultOffsets.push_back(
+            layout.argumentOffsets[argument.getArgNumber()]);
+      } else {
+        auto offsets = result.getDefiningOp()->getAttrOfType<DenseI64ArrayAttr>(
+            "lethe.offsets");
+        layout.resultOffsets.push_back(
+            offsets[cast<OpResult>(result).getResultNumber()]);
+      }
+      layout.resultBytes.push_back(*getSizeInBytes(result.getType()));
+    }
+    return layout;
+  }
+
+  /// Random data inputs for `function` (those without an initializer), as
+  /// PlannedStepTest makes them.
+  static std::vector<HostTensor> makeInputs(func::FuncOp function,
+                                            uint32_t seed) {
+    std::mt19937 generator(seed);
+    std::vector<HostTensor> arguments;
+    for (auto [index, type] : llvm::enumerate(function.getArgumentTypes())) {
+      if (function.getArgAttr(index, "lethe.initializer")) {
+        arguments.emplace_back();
+        continue;
+      }
+      HostTensor tensor(cast<RankedTensorType>(type));
+      if (function.getArgAttr(index, "lethe.step")) {
+        // The step counter (an i64 scalar): the first step, as the training
+        // loop numbers them, so that Adam corrects its bias.
+        int64_t step = 1;
+        std::memcpy(tensor.data(), &step, sizeof(step));
+        arguments.push_back(std::move(tensor));
+        continue;
+      }
+      Type element = tensor.getType().getElementType();
+      int64_t count = tensor.getType().getNumElements();
+      for (int64_t i = 0; i < count; ++i) {
+        if (element.isF64()) {
+          double value =
+              std::uniform_real_distribution<double>(-1, 1)(generator);
+          std::memcpy(tensor.data() + 8 * i, &value, 8);
+        } else if (element.isF32()) {
+          float value = std::uniform_real_distribution<float>(-1, 1)(generator);
+          std::memcpy(tensor.data() + 4 * i, &value, 4);
+        } else {
+          int64_t value =
+              std::uniform_int_distribution<int64_t>(0, 1)(generator);
+          std::memcpy(tensor.data() + 8 * i, &value, 8);
+        }
+      }
+      arguments.push_back(std::move(tensor));
+    }
+    return arguments;
+  }
+
+  /// The arguments' bytes: the given tensors, else the initializers.
+  static std::vector<HostTensor>
+  completeArguments(func::FuncOp function, std::vector<HostTensor> inputs) {
+    for (auto [index, tensor] : llvm::enumerate(inputs)) {
+      if (tensor.getType())
+        continue;
+      auto initializer =
+          function.getArgAttrOfType<ElementsAttr>(index, "lethe.initializer");
+      EXPECT_TRUE(initializer) << "argument " << index;
+      if (initializer)
+        tensor = *tensorFromAttribute(initializer);
+    }
+    return inputs;
+  }
+
+  /// Lowers `module` (erasing its step function) and JIT-compiles it.
+  std::unique_ptr<ExecutionEngine> compile(ModuleOp module) {
+    PassManager passes(&context);
+    passes.addPass(createConvertLetheToRuntimePass());
+    if (failed(passes.run(module)))
+      return nullptr;
+    auto engine = ExecutionEngine::create(module);
+    if (!engine) {
+      ADD_FAILURE() << llvm::toString(engine.takeError());
+      return nullptr;
+    }
+    return std::move(*engine);
+  }
+
+  /// Deletes the `number`th wait of the compute stream (its status becomes
+  /// 0); false if there is none.
+  static bool deleteWait(ModuleOp module, int number) {
+    SmallVector<LLVM::CallOp> waits;
+    module.walk([&](LLVM::CallOp call) {
+      if (call.getCallee() != "lethe_rt_stream_wait_event")
+        return;
+      auto stream = call.getOperand(1).getDefiningOp<LLVM::ConstantOp>();
+      if (stream && cast<IntegerAttr>(stream.getValue()).getInt() ==
+                        LETHE_RT_STREAM_COMPUTE)
+        waits.push_back(call);
+    });
+    if (number >= static_cast<int>(waits.size()))
+      return false;
+    LLVM::CallOp call = waits[number];
+    OpBuilder builder(call);
+    Value zero =
+        LLVM::ConstantOp::create(builder, call.getLoc(), builder.getI32Type(),
+                                 builder.getI32IntegerAttr(0));
+    call.getResult().replaceAllUsesWith(zero);
+    call.erase();
+    return true;
+  }
+
+  /// Runs the compiled step on `arguments` in a fresh context, `repeat`
+  /// times (copying the arguments in before each), and returns the results.
+  static std::vector<std::string> runCompiled(ExecutionEngine &engine,
+                                              const Layout &layout,
+                                              ArrayRef<HostTensor> arguments,
+                                              int repeat = 1) {
+    auto symbol = engine.lookup("lethe_program_step");
+    if (!symbol) {
+      ADD_FAILURE() << llvm::toString(symbol.takeError());
+      return {};
+    }
+    auto step = reinterpret_cast<StepFunction>(*symbol);
+    lethe_rt_context *runtime = lethe_rt_context_create();
+    EXPECT_EQ(
+        lethe_rt_memory_init(runtime, layout.arenaBytes, layout.hostBytes),
+        LETHE_RT_OK);
+    std::vector<std::string> results;
+    for (int run = 0; run < repeat; ++run) {
+      for (auto [index, argument] : llvm::enumerate(arguments))
+        EXPECT_EQ(lethe_rt_copy_to_arena(runtime, layout.argumentOffsets[index],
+                                         argument.data(),
+                                         argument.getSizeInBytes()),
+                  LETHE_RT_OK);
+      EXPECT_EQ(step(runtime), LETHE_RT_OK) << lethe_rt_last_error(runtime);
+      results.clear();
+      for (auto [offset, bytes] :
+           llvm::zip(layout.resultOffsets, layout.resultBytes)) {
+        std::string data(bytes, '\0');
+        EXPECT_EQ(lethe_rt_copy_from_arena(runtime, data.data(), offset, bytes),
+                  LETHE_RT_OK);
+        results.push_back(std::move(data));
+      }
+    }
+    lethe_rt_context_destroy(runtime);
+    return results;
+  }
+
+  static bool sameBits(ArrayRef<HostTensor> expected,
+                       ArrayRef<std::string> actual) {
+    if (expected.size() != actual.size())
+      return false;
+    for (size_t index = 0; index < expected.size(); ++index)
+      if (static_cast<int64_t>(actual[index].size()) !=
+              expected[index].getSizeInBytes() ||
+          std::memcmp(expected[index].data(), actual[index].data(),
+                      actual[index].size()) != 0)
+        return false;
+    return true;
+  }
+
+  /// Plans the step, runs it in the interpreter and compiled, and compares.
+  void checkStep(bool optimizer) {
+    OwningOpRef<ModuleOp> planned = buildPlannedStep(optimizer);
+    ASSERT_TRUE(planned);
+    func::FuncOp function = getStep(*planned);
+    Layout layout = getLayout(function);
+    std::vector<HostTensor> inputs = makeInputs(function, 1);
+    std::vector<HostTensor> arguments = completeArguments(function, inputs);
+
+    Interpreter interpreter;
+    FailureOr<std::vector<HostTensor>> expected =
+        interpreter.run(function, inputs);
+    ASSERT_TRUE(succeeded(expected));
+
+    OwningOpRef<ModuleOp> lowered = planned->clone();
+    std::unique_ptr<ExecutionEngine> engine = compile(*lowered);
+    ASSERT_TRUE(engine);
+    // Twice in one context: the step leaves nothing behind that changes the
+    // next one.
+    std::vector<std::string> actual =
+        runCompiled(*engine, layout, arguments, /*repeat=*/2);
+    ASSERT_EQ(actual.size(), expected->size());
+    for (size_t index = 0; index < actual.size(); ++index) {
+      ASSERT_EQ(static_cast<int64_t>(actual[index].size()),
+                (*expected)[index].getSizeInBytes());
+      EXPECT_EQ(std::memcmp((*expected)[index].data(), actual[index].data(),
+                            actual[index].size()),
+                0)
+          << "result " << index << " differs";
+    }
+  }
+
+  MLIRContext context;
+};
+
+TEST_P(CompiledStep, GradientsMatchTheInterpreter) { checkStep(false); }
+
+TEST_P(CompiledStep, AdamStepMatchesTheInterpreter) { checkStep(true); }
+
+// The waits are needed: without one of the compute stream's waits, the step
+// computes other bits (a kernel reads a prefetch's destination before the
+// copy, or overwrites an offload's source before it is copied). A deleted
+// wait can be harmless when the slot already held the same bytes (a value
+// prefetched back where it was), so the test asks that at least one of the
+// first few bites, and that the waits exist where the plan copies.
+TEST_P(CompiledStep, DeletingAWaitChangesTheResult) {
+  OwningOpRef<ModuleOp> planned = buildPlannedStep(/*optimizer=*/false);
+  ASSERT_TRUE(planned);
+  func::FuncOp function = getStep(*planned);
+  bool copies = false;
+  function.walk([&](PrefetchOp) { copies = true; });
+  if (!copies)
+    GTEST_SKIP() << "the plan copies nothing";
+  Layout layout = getLayout(function);
+  std::vector<HostTensor> inputs = makeInputs(function, 1);
+  std::vector<HostTensor> arguments = completeArguments(function, inputs);
+  Interpreter interpreter;
+  FailureOr<std::vector<HostTensor>> expected =
+      interpreter.run(function, inputs);
+  ASSERT_TRUE(succeeded(expected));
+
+  int tried = 0, changed = 0;
+  for (int wait = 0; wait < 4; ++wait) {
+    OwningOpRef<ModuleOp> lowered = planned->clone();
+    PassManager passes(&context);
+    passes.addPass(createConvertLetheToRuntimePass());
+    ASSERT_TRUE(succeeded(passes.run(*lowered)));
+    if (!deleteWait(*lowered, wait))
+      break;
+    auto engine = ExecutionEngine::create(*lowered);
+    ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
+    ++tried;
+    if (!sameBits(*expected, runCompiled(**engine, layout, arguments)))
+      ++changed;
+  }
+  EXPECT_GT(tried, 0) << "no compute-stream wait in a plan that prefetches";
+  EXPECT_GT(changed, 0) << "none of " << tried << " deleted waits mattered";
+  std::cout << "deleting one of the first " << tried
+            << " compute-stream waits changed the result " << changed
+            << " times\n";
+}
+
+std::vector<CompiledCase> makeCases() {
+  const CompiledCase models[] = {
+      {"mlp", "logits", "softmax_cross_entropy", ""},
+      {"cnn", "logits", "softmax_cross_entropy", ""},
+      {"transformer", "y", "mse", ""},
+      {"unet", "y", "mse", ""},
+  };
+  std::vector<CompiledCase> cases;
+  for (const char *strategy : {"greedy", "chain"})
+    for (CompiledCase c : models) {
+      c.strategy = strategy;
+      cases.push_back(c);
+    }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, CompiledStep, ::testing::ValuesIn(makeCases()),
+    [](const ::testing::TestParamInfo<CompiledCase> &info) {
+      return info.param.model + "_" + info.param.strategy;
+    });
+
+} // namespace
