@@ -242,7 +242,7 @@ lethe::planning::computeLivenessPeak(const std::vector<ArenaBuffer> &buffers,
 
 ArenaLayout
 lethe::planning::layOutArena(const std::vector<ArenaBuffer> &buffers,
-                             int64_t alignment) {
+                             int64_t alignment, bool search) {
   if (alignment < 1)
     alignment = 1;
   std::vector<Block> blocks = collectBlocks(buffers, alignment);
@@ -337,9 +337,12 @@ lethe::planning::layOutArena(const std::vector<ArenaBuffer> &buffers,
       [](const Start &a, const Start &b) { return a.arena < b.arena; });
   starts.resize(std::min(starts.size(), kSearchStarts));
   double count = static_cast<double>(blocks.size());
-  int64_t rounds = static_cast<int64_t>(
-      std::min<double>(kMaxSearchRounds, kSearchWork / (count * count)) /
-      static_cast<double>(starts.size()));
+  int64_t rounds = !search
+                       ? 0
+                       : static_cast<int64_t>(
+                             std::min<double>(kMaxSearchRounds,
+                                              kSearchWork / (count * count)) /
+                             static_cast<double>(starts.size()));
   Random random{0x1e7e5eed};
   size_t critical = 0;
   for (Start &start : starts) {

@@ -6,6 +6,8 @@
 
 #include "lethe/Planning/Strategies.h"
 
+#include "lethe/Planning/ArenaLayout.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -26,10 +28,58 @@ const StrategyEntry kStrategies[] = {
     {"auto", planAuto},
 };
 
-/// Runs `function` and checks its plan; `why` says what went wrong.
+/// How often the driver plans again below the budget for the arena to fit.
+constexpr int kArenaAttempts = 12;
+
+bool tryStrategyOnce(StrategyFunction function, const char *name,
+                     const PlanningProblem &problem, const PlanOptions &options,
+                     PlanResult &result, std::string &why);
+
+/// Runs `function` and checks its plan; `why` says what went wrong. With
+/// options.arenaAlignment, plans below the budget until the plan's arena
+/// fits in it.
 bool tryStrategy(StrategyFunction function, const char *name,
                  const PlanningProblem &problem, const PlanOptions &options,
                  PlanResult &result, std::string &why) {
+  if (options.arenaAlignment <= 0)
+    return tryStrategyOnce(function, name, problem, options, result, why);
+  PlanningProblem trial = problem;
+  std::string arenaWhy;
+  int64_t step = options.arenaAlignment;
+  for (int attempt = 0; attempt < kArenaAttempts; ++attempt) {
+    if (!tryStrategyOnce(function, name, trial, options, result, why)) {
+      if (!arenaWhy.empty())
+        why = arenaWhy;
+      return false;
+    }
+    ScheduleBuffers buffers = getScheduleBuffers(problem, result.plan.schedule);
+    // The greedy starts only: the full layout (--lethe-assign-arena) is no
+    // larger.
+    ArenaLayout layout = layOutArena(buffers.device, options.arenaAlignment,
+                                     /*search=*/false);
+    if (layout.arenaBytes <= problem.budgetBytes)
+      return true;
+    arenaWhy = "a plan with a peak of " +
+               formatBytes(result.simulation.peakBytes) +
+               " lays out in an arena of " + formatBytes(layout.arenaBytes) +
+               ", and none below it fits";
+    // Lower by what the layout lost, then in steps of half of that: peaks
+    // and layouts do not fall in step, and a lower peak may lay out worse.
+    int64_t excess = std::max(layout.arenaBytes - problem.budgetBytes,
+                              options.arenaAlignment);
+    if (attempt == 0)
+      step = std::max(excess / 2, options.arenaAlignment);
+    trial.budgetBytes -= attempt == 0 ? excess : step;
+    if (trial.budgetBytes <= 0)
+      break;
+  }
+  why = arenaWhy;
+  return false;
+}
+
+bool tryStrategyOnce(StrategyFunction function, const char *name,
+                     const PlanningProblem &problem, const PlanOptions &options,
+                     PlanResult &result, std::string &why) {
   Plan plan;
   if (!function(problem, options, plan, why))
     return false;

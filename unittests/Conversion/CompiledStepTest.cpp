@@ -27,6 +27,7 @@
 #include "lethe/Dialect/Lethe/Transforms/Passes.h"
 #include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
 #include "lethe/Interpreter/Interpreter.h"
+#include "lethe/Planning/ArenaLayout.h"
 #include "lethe/Planning/Strategies.h"
 #include "lethe/Target/ONNX/ImportONNX.h"
 #include "lethe_program.h"
@@ -137,6 +138,8 @@ protected:
         planning::simulate(extracted->problem, extracted->schedule).peakBytes;
     planning::PlanOptions options;
     options.timeLimitSeconds = 1;
+    // What --lethe-plan-memory asks for: an arena within the budget.
+    options.arenaAlignment = planning::kDefaultArenaAlignment;
     int64_t budget = planning::findMinimumBudget(c.strategy, extracted->problem,
                                                  options, 0, unplanned);
     EXPECT_GT(budget, 0);

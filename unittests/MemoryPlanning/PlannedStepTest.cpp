@@ -31,6 +31,7 @@
 #include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
 #include "lethe/Interpreter/Interpreter.h"
 #include "lethe/Interpreter/TrainingLoop.h"
+#include "lethe/Planning/ArenaLayout.h"
 #include "lethe/Planning/Strategies.h"
 #include "lethe/Target/ONNX/ImportONNX.h"
 
@@ -145,6 +146,7 @@ protected:
         planning::simulate(extracted->problem, extracted->schedule);
     planning::PlanOptions options;
     options.timeLimitSeconds = kTimeLimitSeconds;
+    options.arenaAlignment = planning::kDefaultArenaAlignment;
     return planning::findMinimumBudget(GetParam().strategy, extracted->problem,
                                        options, 0, unplanned.peakBytes);
   }
@@ -163,17 +165,20 @@ protected:
     ASSERT_TRUE(succeeded(passes.run(module)));
     // The arena is within 3% of the most bytes alive at once. Not yet on
     // the greedy strategy's plans at their smallest budget (and auto's, which
-    // picks them): on the tiny CNN and transformer, whose tensors are mostly
-    // single 256-byte blocks with interleaved lifetimes and swaps, the layout
-    // stays 6.5% and 6.8% above the liveness peak, which is a lower bound
+    // picks them): on the tiny CNN, transformer and U-Net, whose tensors are
+    // mostly single 256-byte blocks with interleaved lifetimes and swaps,
+    // the layout stays 4.7% to 9.3% above the liveness peak (counted in
+    // aligned blocks, as the planner counts them), which is a lower bound
     // that such instances need not reach (docs/Planning.md, "Arena").
     const std::string &strategy = GetParam().strategy;
-    double slack = strategy == "greedy" || strategy == "auto" ? 1.07 : 1.03;
+    double slack = strategy == "greedy" || strategy == "auto" ? 1.10 : 1.03;
     auto arena = getStep(module)->getAttrOfType<DictionaryAttr>("lethe.arena");
     ASSERT_TRUE(arena);
     int64_t size = arena.getAs<IntegerAttr>("size").getInt();
     int64_t peak = arena.getAs<IntegerAttr>("liveness_peak").getInt();
     EXPECT_LE(static_cast<double>(size), slack * static_cast<double>(peak));
+    // The budget bounds the device memory the step takes: the arena.
+    EXPECT_LE(size, budget);
   }
 
   /// Random data inputs for `function` (those without an initializer).
@@ -296,6 +301,8 @@ TEST_P(PlannedStep, PeakNeverRisesAsTheBudgetFalls) {
       planning::simulate(problem, extracted->schedule).peakBytes;
   int64_t minimum = findBudget(getStep(*module));
   ASSERT_GT(minimum, 0);
+  // The strategies' guarantee, on their simulated peaks (without the
+  // pass's arena check, which plans lower where a layout fragments).
   planning::PlanOptions options;
   options.timeLimitSeconds = kTimeLimitSeconds;
   int64_t previousPeak = unplanned;

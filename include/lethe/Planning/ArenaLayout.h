@@ -65,9 +65,12 @@ int64_t computeLivenessPeak(const std::vector<ArenaBuffer> &buffers,
 /// Lays out `buffers`: every offset is a multiple of `alignment` (which must
 /// be positive), and two buffers held at a common step never overlap once
 /// their sizes are rounded up to it. Buffers of no bytes, or whose last step
-/// is before their first, are never held; they get offset 0.
+/// is before their first, are never held; they get offset 0. Without
+/// `search`, only the greedy starts run (fast; the arena is then no smaller
+/// than the full layout's).
 ArenaLayout layOutArena(const std::vector<ArenaBuffer> &buffers,
-                        int64_t alignment = kDefaultArenaAlignment);
+                        int64_t alignment = kDefaultArenaAlignment,
+                        bool search = true);
 
 /// The buffers of a schedule.
 struct ScheduleBuffers {

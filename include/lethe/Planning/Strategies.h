@@ -44,6 +44,12 @@ struct PlanOptions {
   /// Wall-clock seconds a strategy may spend (the MILP stops at it with its
   /// best plan; auto shares it among the strategies it runs).
   double timeLimitSeconds = 60;
+  /// When positive, a plan must also lay out (ArenaLayout.h, blocks of this
+  /// alignment) in an arena within the budget: the device memory the step
+  /// really takes. The driver then plans again below the budget, by what the
+  /// layout lost to fragmentation, until the arena fits (a few times at
+  /// most). Zero: the simulated peak alone must fit.
+  int64_t arenaAlignment = 0;
 };
 
 /// A strategy: fills `plan` with a schedule whose simulated peak is at most

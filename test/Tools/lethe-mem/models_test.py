@@ -4,7 +4,7 @@
 
 For the MLP, the CNN, the transformer block and the U-Net (the tiny f64
 models that ctest's write-test-models fixture writes into DIR), as Adam
-training steps: the unplanned step and the step planned for 70% of its peak
+training steps: the unplanned step and the step planned for 80% of its peak
 (greedy, materialized, with its arena) each go through the five forms. The
 JSON must agree with --lethe-print-memory-profile (unplanned) or with the
 plan's and the arena's attributes (planned), the Chrome trace must follow
@@ -88,7 +88,7 @@ def main():
                         ["--profile", profile_path])
             planned = os.path.join(work, model + "-planned.mlir")
             run([os.path.join(args.bin, "lethe-opt"), step,
-                 "--lethe-plan-memory=budget=0.7 strategy=greedy",
+                 "--lethe-plan-memory=budget=0.8 strategy=greedy",
                  "--lethe-materialize-plan", "--lethe-assign-arena", "-o",
                  planned])
             check_forms(args.bin, planned, work, model + "-planned",

@@ -17,6 +17,7 @@
 
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 #include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
+#include "lethe/Planning/ArenaLayout.h"
 #include "lethe/Planning/Strategies.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -124,6 +125,8 @@ struct PlanMemoryPass
     } else {
       planning::PlanOptions options;
       options.timeLimitSeconds = timeLimit;
+      // The budget bounds the arena --lethe-assign-arena lays out.
+      options.arenaAlignment = planning::kDefaultArenaAlignment;
       if (!planning::runStrategy(strategy, problem, options, result, error)) {
         emitError(func.getLoc(), "lethe-plan-memory: ") << (error);
         return signalPassFailure();

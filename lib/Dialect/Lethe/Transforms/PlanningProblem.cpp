@@ -9,6 +9,7 @@
 #include "PassUtils.h"
 
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
+#include "lethe/Planning/ArenaLayout.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
 
@@ -128,7 +129,10 @@ mlir::lethe::extractPlanningProblem(func::FuncOp function,
               argument.getArgNumber(), "lethe.name"))
         nameStream << " (" << modelName.getValue() << ")";
     graphValue.name = std::move(name);
-    graphValue.bytes = *bytes;
+    // What the tensor occupies in the arena, whose blocks are aligned (as
+    // cudaMalloc's are): the budget counts device memory as allocated.
+    graphValue.bytes =
+        planning::alignBytes(*bytes, planning::kDefaultArenaAlignment);
     graphValue.producer = producer;
     graphValue.kind = kind;
     int id = static_cast<int>(graph.values.size());
