@@ -8,7 +8,8 @@
 //
 //   lethe-run FILE.mlir [--entry NAME] [--inputs-from DIR] [--expect-from DIR]
 //             [--rtol R] [--atol A] [--random-inputs SEED]
-//             [--dump-outputs DIR] [--steps N [--fresh-inputs]]
+//             [--dump-outputs DIR] [--steps N [--fresh-inputs]
+//             [--save-weights FILE]]
 //
 // Data inputs (arguments without a `lethe.initializer`) come from
 // DIR/input_K.pb (ONNX TensorProto, K counting data inputs in argument
@@ -26,15 +27,20 @@
 // printed. The data inputs are the same at every step (one batch, which the
 // model should fit: the usual check that training works), unless
 // --fresh-inputs draws new random ones at every step. --dump-outputs writes
-// the last step's results.
+// the last step's results; --save-weights the trained parameters and
+// optimizer state in the weights format of planned executables
+// (docs/Executables.md), as their --save-weights does, so that the two can
+// be compared byte for byte.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lethe/Interpreter/Interpreter.h"
 #include "lethe/Interpreter/TrainingLoop.h"
 
+#include "WeightsFile.h"
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 #include "lethe/Dialect/Lethe/IR/TensorSize.h"
+#include "lethe/Dialect/Lethe/Transforms/Attributes.h"
 #include "lethe/InitAllDialects.h"
 #include "lethe/Target/ONNX/TensorProtoIO.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -91,6 +97,11 @@ static cl::opt<int64_t>
                    "lethe.updates back into its argument, and print the loss "
                    "of each step"),
           cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
+static cl::opt<std::string> saveWeights(
+    "save-weights",
+    cl::desc("With --steps: write the trained parameters and optimizer state "
+             "to FILE in the executables' weights format"),
+    cl::value_desc("FILE"), cl::cat(runCategory));
 static cl::opt<bool> freshInputs(
     "fresh-inputs",
     cl::desc("With --steps and --random-inputs: draw new data inputs at every "
@@ -167,6 +178,51 @@ static bool writeTensor(StringRef path, const HostTensor &tensor,
   proto.SerializeToString(&serialized);
   os << serialized;
   return true;
+}
+
+/// Writes the parameters and optimizer state after the steps whose last
+/// `results` are given: every argument with an initializer but the step
+/// counter, in argument order, as the result that updates it left it, or
+/// its initializer.
+static bool writeTrainedWeights(func::FuncOp function,
+                                ArrayRef<HostTensor> results, StringRef path,
+                                std::string &error) {
+  std::vector<const HostTensor *> updated(function.getNumArguments());
+  for (unsigned index = 0; index < function.getNumResults(); ++index)
+    if (auto target =
+            function.getResultAttrOfType<IntegerAttr>(index, kUpdatesAttr))
+      updated[target.getInt()] = &results[index];
+  std::vector<::lethe::driver::WeightsTensor> tensors;
+  for (BlockArgument argument : function.getArguments()) {
+    unsigned index = argument.getArgNumber();
+    auto initializer =
+        function.getArgAttrOfType<ElementsAttr>(index, kInitializerAttr);
+    if (!initializer || function.getArgAttr(index, kStepAttr))
+      continue;
+    HostTensor value;
+    if (updated[index]) {
+      value = *updated[index];
+    } else {
+      FailureOr<HostTensor> initial = tensorFromAttribute(initializer);
+      if (failed(initial)) {
+        error =
+            "cannot read the initializer of argument " + std::to_string(index);
+        return false;
+      }
+      value = std::move(*initial);
+    }
+    auto name = function.getArgAttrOfType<StringAttr>(index, kNameAttr);
+    lethe_rt_tensor view = value.view();
+    ::lethe::driver::WeightsTensor tensor;
+    tensor.name = name ? name.str() : "arg" + std::to_string(index);
+    tensor.dtype = view.dtype;
+    tensor.shape.assign(view.shape, view.shape + view.rank);
+    tensor.data.assign(static_cast<const char *>(view.data),
+                       lethe_rt_num_elements(&view) *
+                           lethe_rt_dtype_size(view.dtype));
+    tensors.push_back(std::move(tensor));
+  }
+  return ::lethe::driver::writeWeightsFile(path.str(), tensors, error);
 }
 
 /// A tensor of `type` with seeded random values: floats uniform in [-1, 1),
@@ -317,7 +373,12 @@ int main(int argc, char **argv) {
     }
     results.assign((*loop)->getResults().begin(), (*loop)->getResults().end());
     peakBytes = (*loop)->getPeakBytes();
+    if (!saveWeights.empty() &&
+        !writeTrainedWeights(function, results, saveWeights, errorMessage))
+      return fail(errorMessage);
   } else {
+    if (!saveWeights.empty())
+      return fail("--save-weights writes what training leaves: give --steps");
     if (freshInputs)
       return fail("--fresh-inputs applies to --steps only");
     std::vector<HostTensor> arguments;

@@ -1,0 +1,721 @@
+//===- lethec.cpp - Compile a model into a planned training executable ----===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+//   lethec MODEL.onnx|MODEL.mlir [--loss "output=logits kind=..."]
+//          [--optimizer "kind=adam lr=0.01"] [--budget 6GiB|0.5]
+//          [--strategy auto] [--profile h100] [--time-limit 60]
+//          [--target cpu] [--save-temps] -o NAME
+//
+// Import, training step (loss, autodiff, optimizer), memory plan
+// (plan, materialize, verify), static arena, lowering to runtime calls
+// (--convert-lethe-to-runtime) and LLVM IR, object code emitted in-process
+// by the host's TargetMachine, and a link with the executable's driver and
+// the runtime: NAME, with its weights in NAME.weights. --loss and
+// --optimizer take the option strings of --lethe-add-loss and
+// --lethe-add-optimizer, --budget and --strategy the values of
+// --lethe-plan-memory. A .mlir input that already is a training step (a
+// result marked lethe.loss) skips the loss, autodiff and optimizer.
+// --save-temps keeps every stage: NAME.import.mlir, NAME.train.mlir,
+// NAME.planned.mlir, NAME.llvm.mlir, NAME.ll, NAME.o and NAME.manifest.json.
+// Errors are one line, exit 1, and leave no output files.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LethecConfig.h"
+
+#include "DType.h"
+#include "WeightsFile.h"
+#include "lethe/Dialect/Lethe/IR/LetheOps.h"
+#include "lethe/Dialect/Lethe/Transforms/Attributes.h"
+#include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
+#include "lethe/InitAllDialects.h"
+#include "lethe/InitAllPasses.h"
+#include "lethe/Interpreter/Interpreter.h"
+#include "lethe/Interpreter/TrainingLoop.h"
+#include "lethe/Planning/Strategies.h"
+#include "lethe/Planning/Timeline.h"
+#include "lethe/Target/ONNX/ImportONNX.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/ModuleToObject.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::lethe;
+namespace cl = llvm::cl;
+namespace planning = ::lethe::planning;
+
+namespace {
+
+cl::OptionCategory lethecCategory("lethec options");
+
+cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                               cl::desc("<MODEL.onnx or MODEL.mlir>"),
+                               cl::cat(lethecCategory));
+cl::opt<std::string> outputName("o", cl::Required,
+                                cl::desc("The executable to write"),
+                                cl::value_desc("NAME"),
+                                cl::cat(lethecCategory));
+cl::opt<std::string>
+    lossOption("loss",
+               cl::desc("The loss, as --lethe-add-loss's options: "
+                        "\"output=logits kind=softmax_cross_entropy\""),
+               cl::cat(lethecCategory));
+cl::opt<std::string>
+    optimizerOption("optimizer",
+                    cl::desc("The optimizer, as --lethe-add-optimizer's "
+                             "options: \"kind=adam lr=0.001\"; none: the "
+                             "step computes gradients only"),
+                    cl::cat(lethecCategory));
+cl::opt<std::string> budgetOption(
+    "budget",
+    cl::desc("Device memory budget: bytes (6GiB, 500MB) or a fraction of the "
+             "unplanned peak (0.5); none: no memory plan"),
+    cl::cat(lethecCategory));
+cl::opt<std::string> strategyOption("strategy", cl::init("auto"),
+                                    cl::desc("The planning strategy"),
+                                    cl::cat(lethecCategory));
+cl::opt<std::string> profileOption("profile", cl::init("h100"),
+                                   cl::desc("The device profile planned for"),
+                                   cl::cat(lethecCategory));
+cl::opt<double> timeLimitOption("time-limit", cl::init(60),
+                                cl::desc("Seconds the strategy may spend"),
+                                cl::cat(lethecCategory));
+cl::opt<std::string> targetOption("target", cl::init("cpu"),
+                                  cl::desc("The runtime backend: cpu (cuda "
+                                           "is not built yet)"),
+                                  cl::cat(lethecCategory));
+cl::opt<bool> saveTemps("save-temps",
+                        cl::desc("Keep every stage's output beside NAME"),
+                        cl::cat(lethecCategory));
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "lethec: error: " << message << "\n";
+  return 1;
+}
+
+/// The files this run writes, removed again when it fails.
+struct Outputs {
+  std::vector<std::string> paths;
+  bool keep = false;
+  ~Outputs() {
+    if (!keep)
+      for (const std::string &path : paths)
+        llvm::sys::fs::remove(path);
+  }
+};
+
+bool writeFile(StringRef path, StringRef contents, Outputs &outputs,
+               std::string &error) {
+  std::error_code code;
+  llvm::raw_fd_ostream os(path, code, llvm::sys::fs::OF_None);
+  if (code) {
+    error = "cannot write '" + path.str() + "': " + code.message();
+    return false;
+  }
+  outputs.paths.push_back(path.str());
+  os << contents;
+  os.close();
+  if (os.has_error()) {
+    error = "cannot write '" + path.str() + "': " + os.error().message();
+    os.clear_error();
+    return false;
+  }
+  return true;
+}
+
+bool writeModule(ModuleOp module, StringRef path, Outputs &outputs,
+                 std::string &error) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  return writeFile(path, text, outputs, error);
+}
+
+/// Runs `pipeline` (a textual pass pipeline on the module).
+LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
+  PassManager passes(module.getContext());
+  std::string message;
+  llvm::raw_string_ostream errors(message);
+  if (failed(parsePassPipeline(pipeline, passes, errors))) {
+    llvm::errs() << "lethec: error: " << message << "\n";
+    return failure();
+  }
+  return passes.run(module);
+}
+
+/// The runtime's name of an element type ("" if it has none).
+std::string getDtypeName(Type type) {
+  FailureOr<lethe_rt_dtype> dtype = getRuntimeDtype(type);
+  return succeeded(dtype) ? ::lethe::driver::getDTypeName(*dtype) : "";
+}
+
+int64_t getTensorBytes(RankedTensorType type) {
+  FailureOr<lethe_rt_dtype> dtype = getRuntimeDtype(type.getElementType());
+  return succeeded(dtype)
+             ? type.getNumElements() *
+                   static_cast<int64_t>(lethe_rt_dtype_size(*dtype))
+             : 0;
+}
+
+/// The arena offset a value of the planned step lives at.
+FailureOr<int64_t> getOffset(func::FuncOp function, Value value) {
+  if (auto argument = dyn_cast<BlockArgument>(value)) {
+    auto offset = function.getArgAttrOfType<IntegerAttr>(
+        argument.getArgNumber(), kOffsetAttr);
+    if (!offset)
+      return failure();
+    return offset.getInt();
+  }
+  auto result = cast<OpResult>(value);
+  auto offsets =
+      result.getOwner()->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
+  if (!offsets ||
+      static_cast<int64_t>(result.getResultNumber()) >= offsets.size())
+    return failure();
+  return offsets[result.getResultNumber()];
+}
+
+/// The tensor fields of a manifest entry.
+bool describeTensor(nlohmann::json &entry, Type type, std::string &error) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  std::string dtype = tensor ? getDtypeName(tensor.getElementType()) : "";
+  if (!tensor || !tensor.hasStaticShape() || dtype.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    error = "the step has a value of type " + text +
+            "; executables take statically shaped tensors of the runtime's "
+            "element types";
+    return false;
+  }
+  entry["dtype"] = dtype;
+  entry["shape"] =
+      std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end());
+  entry["bytes"] = getTensorBytes(tensor);
+  return true;
+}
+
+/// What the executable's driver needs to know of the planned `function`
+/// (runtime/include/lethe_program.h).
+bool buildManifest(func::FuncOp function, nlohmann::json &manifest,
+                   planning::MemoryTimeline &timeline, std::string &error) {
+  auto arena = function->getAttrOfType<DictionaryAttr>(kArenaAttr);
+  if (!arena) {
+    error = "@" + function.getName().str() +
+            " has no arena (internal error: --lethe-assign-arena did not run)";
+    return false;
+  }
+  auto getArena = [&](StringRef key) {
+    auto value = arena.getAs<IntegerAttr>(key);
+    return value ? value.getInt() : 0;
+  };
+  manifest["format"] = "lethe-program";
+  manifest["version"] = 1;
+  manifest["function"] = function.getName().str();
+  manifest["arena_bytes"] = getArena("size");
+  manifest["host_pool_bytes"] = getArena("host_size");
+  manifest["alignment"] = getArena("alignment");
+
+  nlohmann::json arguments = nlohmann::json::array();
+  for (BlockArgument argument : function.getArguments()) {
+    unsigned index = argument.getArgNumber();
+    nlohmann::json entry;
+    entry["index"] = index;
+    auto name = function.getArgAttrOfType<StringAttr>(index, kNameAttr);
+    entry["name"] = name ? name.str() : "arg" + std::to_string(index);
+    std::string kind = "data";
+    if (function.getArgAttr(index, kStepAttr))
+      kind = "step";
+    else if (function.getArgAttr(index, kInitializerAttr))
+      kind = function.getArgAttr(index, kParameterAttr) ||
+                     function.getArgAttr(index, kTrainableAttr)
+                 ? "parameter"
+                 : "state";
+    else if (std::optional<int64_t> classes = getClassCount(argument)) {
+      kind = "label";
+      entry["integer_bound"] = *classes;
+    }
+    entry["kind"] = kind;
+    if (!describeTensor(entry, argument.getType(), error))
+      return false;
+    FailureOr<int64_t> offset = getOffset(function, argument);
+    if (failed(offset)) {
+      error = "argument " + std::to_string(index) + " has no arena offset";
+      return false;
+    }
+    entry["offset"] = *offset;
+    arguments.push_back(std::move(entry));
+  }
+  manifest["arguments"] = std::move(arguments);
+
+  nlohmann::json results = nlohmann::json::array();
+  Operation *terminator = function.getBody().front().getTerminator();
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    nlohmann::json entry;
+    entry["index"] = index;
+    auto name = function.getResultAttrOfType<StringAttr>(index, kNameAttr);
+    entry["name"] = name ? name.str() : "result" + std::to_string(index);
+    entry["loss"] = static_cast<bool>(function.getResultAttr(index, kLossAttr));
+    auto updates =
+        function.getResultAttrOfType<IntegerAttr>(index, kUpdatesAttr);
+    entry["updates"] = updates ? updates.getInt() : -1;
+    if (!describeTensor(entry, value.getType(), error))
+      return false;
+    FailureOr<int64_t> offset = getOffset(function, value);
+    if (failed(offset)) {
+      error = "result " + std::to_string(index) + " has no arena offset";
+      return false;
+    }
+    entry["offset"] = *offset;
+    results.push_back(std::move(entry));
+  }
+  manifest["results"] = std::move(results);
+
+  // The plan and the steps, from the planner's view of the step as it is.
+  planning::DeviceProfile profile;
+  auto plan = function->getAttrOfType<DictionaryAttr>(kPlanAttr);
+  std::string profileName = plan && plan.getAs<StringAttr>("profile")
+                                ? plan.getAs<StringAttr>("profile").str()
+                                : profileOption.getValue();
+  if (!planning::loadDeviceProfile(profileName, profile, error))
+    return false;
+  FailureOr<FunctionPlanningProblem> extracted =
+      extractPlanningProblem(function, profile, 0);
+  if (failed(extracted)) {
+    error = "cannot read the planned step back (see above)";
+    return false;
+  }
+  planning::TimelineInfo info;
+  info.function = function.getName().str();
+  info.profile = profileName;
+  if (plan) {
+    if (auto strategy = plan.getAs<StringAttr>("strategy"))
+      info.strategy = strategy.str();
+    if (auto budget = plan.getAs<IntegerAttr>("budget"))
+      info.budgetBytes = budget.getInt();
+  }
+  info.alignment = getArena("alignment");
+  if (!planning::buildTimeline(extracted->problem, extracted->schedule, info,
+                               timeline, error))
+    return false;
+  nlohmann::json planEntry;
+  planEntry["strategy"] = info.strategy.empty() ? "none" : info.strategy;
+  planEntry["profile"] = profileName;
+  planEntry["budget_bytes"] = info.budgetBytes;
+  planEntry["peak_bytes"] = timeline.simulation.peakBytes;
+  planEntry["seconds"] = timeline.simulation.seconds;
+  planEntry["unplanned_peak_bytes"] = timeline.unplannedPeakBytes;
+  planEntry["unplanned_seconds"] = timeline.unplannedSeconds;
+  planEntry["liveness_peak_bytes"] = getArena("liveness_peak");
+  manifest["plan"] = std::move(planEntry);
+
+  // The ops lethe_program_step marks with lethe_rt_op_begin: every step of
+  // the schedule but releases, in order.
+  const planning::TrainingGraph &graph = extracted->problem.graph;
+  nlohmann::json ops = nlohmann::json::array();
+  for (const planning::TimelineStep &step : timeline.steps) {
+    if (step.step.kind == planning::StepKind::Release)
+      continue;
+    nlohmann::json entry;
+    entry["index"] = ops.size();
+    if (step.step.kind == planning::StepKind::Compute) {
+      entry["kind"] = step.recompute ? "recompute" : "compute";
+      entry["op"] = graph.nodes[step.step.id].name;
+      entry["node"] = step.step.id;
+    } else {
+      entry["kind"] = step.step.kind == planning::StepKind::Offload
+                          ? "offload"
+                          : "prefetch";
+      entry["value"] = step.step.id;
+      entry["name"] = graph.values[step.step.id].name;
+    }
+    entry["live_bytes"] = step.liveBytes;
+    entry["predicted_seconds"] = step.end - step.start;
+    ops.push_back(std::move(entry));
+  }
+  manifest["ops"] = std::move(ops);
+  return true;
+}
+
+/// The initial values of the parameters and optimizer state, in the
+/// weights-file format the executable reads.
+bool collectWeights(func::FuncOp function,
+                    std::vector<::lethe::driver::WeightsTensor> &weights,
+                    std::string &error) {
+  for (BlockArgument argument : function.getArguments()) {
+    unsigned index = argument.getArgNumber();
+    auto initializer =
+        function.getArgAttrOfType<ElementsAttr>(index, kInitializerAttr);
+    if (!initializer || function.getArgAttr(index, kStepAttr))
+      continue;
+    FailureOr<HostTensor> tensor = tensorFromAttribute(initializer);
+    auto name = function.getArgAttrOfType<StringAttr>(index, kNameAttr);
+    std::string argumentName =
+        name ? name.str() : "arg" + std::to_string(index);
+    if (failed(tensor)) {
+      error = "cannot read the initializer of '" + argumentName + "'";
+      return false;
+    }
+    auto type = cast<RankedTensorType>(argument.getType());
+    ::lethe::driver::WeightsTensor entry;
+    entry.name = argumentName;
+    FailureOr<lethe_rt_dtype> dtype = getRuntimeDtype(type.getElementType());
+    if (failed(dtype)) {
+      error = "'" + argumentName +
+              "' has an element type executables do "
+              "not take";
+      return false;
+    }
+    entry.dtype = *dtype;
+    entry.shape.assign(type.getShape().begin(), type.getShape().end());
+    const char *data = static_cast<const char *>(tensor->view().data);
+    entry.data.assign(data, getTensorBytes(type));
+    weights.push_back(std::move(entry));
+  }
+  return true;
+}
+
+/// ModuleToObject (translation to LLVM IR and its optimization), emitting a
+/// position-independent host object file instead of bitcode.
+class HostObjectEmitter : public LLVM::ModuleToObject {
+public:
+  HostObjectEmitter(Operation &module, StringRef triple,
+                    function_ref<void(llvm::Module &)> optimizedCallback)
+      : ModuleToObject(module, triple, "generic", "", /*optLevel=*/2, {}, {},
+                       optimizedCallback) {}
+
+protected:
+  FailureOr<SmallVector<char, 0>>
+  moduleToObject(llvm::Module &llvmModule) override {
+    std::string error;
+    llvm::Triple targetTriple(triple);
+    const llvm::Target *target =
+        llvm::TargetRegistry::lookupTarget(targetTriple, error);
+    if (!target)
+      return getOperation().emitError("no target for ")
+             << triple << ": " << error;
+    std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+        targetTriple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
+    if (!machine)
+      return getOperation().emitError("cannot create a target machine for ")
+             << triple;
+    llvmModule.setDataLayout(machine->createDataLayout());
+    llvmModule.setTargetTriple(targetTriple);
+    SmallVector<char, 0> object;
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager passes;
+    if (machine->addPassesToEmitFile(passes, os, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return getOperation().emitError("the target cannot emit object files");
+    passes.run(llvmModule);
+    return object;
+  }
+};
+
+/// Adds the manifest to the lowered module as lethe_program_manifest.
+void addManifestGlobal(ModuleOp module, StringRef text) {
+  OpBuilder builder(module.getBodyRegion());
+  builder.setInsertionPointToStart(module.getBody());
+  std::string contents = text.str();
+  contents.push_back('\0');
+  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), contents.size());
+  LLVM::GlobalOp::create(builder, module.getLoc(), type, /*isConstant=*/true,
+                         LLVM::Linkage::External, "lethe_program_manifest",
+                         builder.getStringAttr(contents));
+}
+
+/// Links `object` with the driver and the runtime into `executable`.
+bool linkExecutable(StringRef object, StringRef executable,
+                    std::string &error) {
+  llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName("c++");
+  if (!compiler) {
+    error = "cannot find the C++ compiler driver 'c++' to link with; install "
+            "g++ (Debian: apt-get install g++)";
+    return false;
+  }
+  std::vector<std::string> arguments = {*compiler, "-o", executable.str(),
+                                        object.str()};
+  for (const char *library : kLetheExecutableLibraries)
+    arguments.push_back(library);
+  arguments.push_back("-lm");
+  arguments.push_back("-lpthread");
+  std::vector<StringRef> argumentRefs(arguments.begin(), arguments.end());
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(*compiler, argumentRefs, std::nullopt,
+                                         {}, 0, 0, &message);
+  if (status != 0) {
+    error = "linking '" + executable.str() + "' failed" +
+            (message.empty() ? "" : ": " + message) + " (" + *compiler +
+            " exited with " + std::to_string(status) + ")";
+    return false;
+  }
+  return true;
+}
+
+std::string formatShort(int64_t bytes) {
+  return planning::formatBytesShort(bytes);
+}
+
+int64_t countParameters(func::FuncOp function, int64_t &bytes) {
+  int64_t count = 0;
+  bytes = 0;
+  for (BlockArgument argument : function.getArguments()) {
+    unsigned index = argument.getArgNumber();
+    if (!function.getArgAttr(index, kTrainableAttr))
+      continue;
+    auto type = cast<RankedTensorType>(argument.getType());
+    count += type.getNumElements();
+    bytes += getTensorBytes(type);
+  }
+  return count;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerAllPasses();
+  cl::HideUnrelatedOptions(lethecCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "lethec: compile a model into a training executable that fits a "
+      "memory budget\n");
+  auto start = std::chrono::steady_clock::now();
+
+  if (targetOption != "cpu")
+    return fail("--target " + targetOption +
+                ": only the cpu backend is built so far (cuda is issue 8); "
+                "use --target cpu");
+  StringRef extension = llvm::sys::path::extension(inputPath);
+  if (extension != ".onnx" && extension != ".mlir")
+    return fail("'" + inputPath +
+                "' is neither an ONNX model (.onnx) nor lethe IR (.mlir)");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  auto buffer = llvm::MemoryBuffer::getFile(inputPath, /*IsText=*/false);
+  if (!buffer)
+    return fail("cannot read '" + inputPath +
+                "': " + buffer.getError().message());
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module =
+      extension == ".onnx" ? importONNX(sourceMgr, &context)
+                           : parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  Outputs outputs;
+  std::string error;
+  auto temp = [&](StringRef suffix) {
+    return outputName.getValue() + suffix.str();
+  };
+  auto save = [&](StringRef suffix) -> bool {
+    if (!saveTemps)
+      return true;
+    if (!writeModule(*module, temp(suffix), outputs, error))
+      return false;
+    return true;
+  };
+  if (!save(".import.mlir"))
+    return fail(error);
+
+  // The training step, unless the input is one already.
+  bool isStep = false;
+  module->walk([&](func::FuncOp function) {
+    for (unsigned index = 0; index < function.getNumResults(); ++index)
+      isStep |= static_cast<bool>(function.getResultAttr(index, kLossAttr));
+  });
+  if (!isStep) {
+    if (lossOption.empty())
+      return fail("'" + inputPath +
+                  "' is a model, not a training step: give the loss, e.g. "
+                  "--loss \"output=logits kind=softmax_cross_entropy\"");
+    std::string pipeline = "lethe-add-loss{" + lossOption + "},lethe-autodiff";
+    if (!optimizerOption.empty())
+      pipeline += ",lethe-add-optimizer{" + optimizerOption + "}";
+    if (failed(runPipeline(*module, pipeline)))
+      return 1;
+  } else if (!lossOption.empty() || !optimizerOption.empty()) {
+    return fail("'" + inputPath +
+                "' already is a training step (it has a lethe.loss result); "
+                "drop --loss and --optimizer");
+  }
+  if (!save(".train.mlir"))
+    return fail(error);
+
+  // The memory plan and the arena.
+  std::string planning;
+  if (!budgetOption.empty())
+    planning = "lethe-plan-memory{budget=" + budgetOption +
+               " strategy=" + strategyOption + " profile=" + profileOption +
+               " time-limit=" + std::to_string(timeLimitOption) +
+               "},func.func(lethe-materialize-plan,lethe-verify-plan),";
+  planning += "func.func(lethe-assign-arena)";
+  if (failed(runPipeline(*module, planning)))
+    return 1;
+  if (!save(".planned.mlir"))
+    return fail(error);
+
+  func::FuncOp step;
+  module->walk([&](func::FuncOp function) {
+    if (function->hasAttr(kArenaAttr) && !step)
+      step = function;
+  });
+  if (!step)
+    return fail("no function of '" + inputPath + "' has a training step");
+  nlohmann::json manifest;
+  planning::MemoryTimeline timeline;
+  if (!buildManifest(step, manifest, timeline, error))
+    return fail(error);
+  std::vector<::lethe::driver::WeightsTensor> weights;
+  if (!collectWeights(step, weights, error))
+    return fail(error);
+  int64_t parameterBytes = 0;
+  int64_t parameters = countParameters(step, parameterBytes);
+  std::string stepName = step.getName().str();
+  std::string manifestText = manifest.dump();
+  if (saveTemps &&
+      !writeFile(temp(".manifest.json"), manifest.dump(1), outputs, error))
+    return fail(error);
+
+  // Runtime calls, then LLVM IR and object code.
+  if (failed(runPipeline(*module, "convert-lethe-to-runtime")))
+    return 1;
+  addManifestGlobal(*module, manifestText);
+  if (!save(".llvm.mlir"))
+    return fail(error);
+  std::string llvmText;
+  auto keepLlvmIr = [&](llvm::Module &llvmModule) {
+    if (!saveTemps)
+      return;
+    llvm::raw_string_ostream os(llvmText);
+    llvmModule.print(os, nullptr);
+  };
+  std::string triple = llvm::sys::getDefaultTargetTriple();
+  HostObjectEmitter emitter(*module->getOperation(), triple, keepLlvmIr);
+  std::optional<SmallVector<char, 0>> object = emitter.run();
+  if (!object)
+    return fail("cannot compile the step to object code for " + triple +
+                " (see above)");
+  if (saveTemps && !writeFile(temp(".ll"), llvmText, outputs, error))
+    return fail(error);
+
+  // The executable, and its weights beside it.
+  std::string objectPath;
+  if (saveTemps) {
+    objectPath = temp(".o");
+  } else {
+    SmallString<128> path;
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("lethec", "o", fd, path))
+      return fail("cannot create a temporary object file");
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+    objectPath = path.str().str();
+  }
+  if (!writeFile(objectPath, StringRef(object->data(), object->size()), outputs,
+                 error))
+    return fail(error);
+  outputs.paths.push_back(outputName);
+  if (!linkExecutable(objectPath, outputName, error))
+    return fail(error);
+  if (!saveTemps)
+    llvm::sys::fs::remove(objectPath);
+  std::string weightsPath = outputName + ".weights";
+  outputs.paths.push_back(weightsPath);
+  if (!::lethe::driver::writeWeightsFile(weightsPath, weights, error))
+    return fail(error);
+  outputs.keep = true;
+
+  // The summary.
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  const nlohmann::json &plan = manifest["plan"];
+  int64_t unplanned = plan["unplanned_peak_bytes"];
+  int64_t peak = plan["peak_bytes"];
+  int64_t arena = manifest["arena_bytes"];
+  int64_t budget = plan["budget_bytes"];
+  llvm::outs() << "lethec: " << inputPath << " -> " << outputName << " (cpu), @"
+               << stepName << ", " << llvm::format("%.1f", seconds) << " s\n";
+  llvm::outs() << "  model      " << parameters << " trainable parameters ("
+               << formatShort(parameterBytes) << ")"
+               << (optimizerOption.empty() ? "" : ", " + optimizerOption)
+               << "\n";
+  if (budget >= 0)
+    llvm::outs() << "  budget     " << formatShort(budget) << " ("
+                 << budgetOption << ")\n";
+  else
+    llvm::outs() << "  budget     none (no memory plan; --budget plans one)\n";
+  double saved = unplanned > 0 ? 100.0 * (unplanned - peak) / unplanned : 0;
+  llvm::outs() << "  plan       " << plan["strategy"].get<std::string>()
+               << ": peak " << formatShort(peak) << ", unplanned "
+               << formatShort(unplanned) << " (" << llvm::format("%.1f", saved)
+               << "% saved); predicted step time "
+               << llvm::format("%.3f",
+                               plan["seconds"].get<double>() /
+                                   plan["unplanned_seconds"].get<double>())
+               << "x the unplanned\n";
+  llvm::outs() << "             " << timeline.recomputes << " recomputes, "
+               << timeline.offloads << " offloads, " << timeline.prefetches
+               << " prefetches\n";
+  llvm::outs() << "  memory     arena " << formatShort(arena)
+               << " on the device (liveness peak "
+               << formatShort(plan["liveness_peak_bytes"].get<int64_t>())
+               << "), host pool "
+               << formatShort(manifest["host_pool_bytes"].get<int64_t>())
+               << "\n";
+  llvm::outs() << "  wrote      " << outputName << ", " << weightsPath
+               << (saveTemps ? " and the stages (--save-temps)" : "") << "\n";
+  std::string command = outputName;
+  if (!StringRef(command).contains('/'))
+    command = "./" + command;
+  llvm::outs() << "  run        " << command << " --steps 5\n";
+  return 0;
+}
