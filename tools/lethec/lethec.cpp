@@ -7,7 +7,7 @@
 //   lethec MODEL.onnx|MODEL.mlir [--loss "output=logits kind=..."]
 //          [--optimizer "kind=adam lr=0.01"] [--budget 6GiB|0.5]
 //          [--strategy auto] [--profile h100] [--time-limit 60]
-//          [--target cpu] [--save-temps] -o NAME
+//          [--measured PROFILE.json] [--target cpu] [--save-temps] -o NAME
 //
 // Import, training step (loss, autodiff, optimizer), memory plan
 // (plan, materialize, verify), static arena, lowering to runtime calls
@@ -16,8 +16,10 @@
 // the runtime: NAME, with its weights in NAME.weights. --loss and
 // --optimizer take the option strings of --lethe-add-loss and
 // --lethe-add-optimizer, --budget and --strategy the values of
-// --lethe-plan-memory. A .mlir input that already is a training step (a
-// result marked lethe.loss) skips the loss, autodiff and optimizer.
+// --lethe-plan-memory; --measured plans with the op times an executable of
+// the same step measured (its --profile). A .mlir input that already is a
+// training step (a result marked lethe.loss) skips the loss, autodiff and
+// optimizer.
 // --save-temps keeps every stage: NAME.import.mlir, NAME.train.mlir,
 // NAME.planned.mlir, NAME.llvm.mlir, NAME.ll, NAME.o and NAME.manifest.json.
 // Errors are one line, exit 1, and leave no output files.
@@ -117,6 +119,12 @@ cl::opt<std::string> profileOption("profile", cl::init("h100"),
 cl::opt<double> timeLimitOption("time-limit", cl::init(60),
                                 cl::desc("Seconds the strategy may spend"),
                                 cl::cat(lethecCategory));
+cl::opt<std::string> measuredOption(
+    "measured",
+    cl::desc("Plan with the op times a planned executable of the same step "
+             "measured (its --profile JSON) instead of the profile's "
+             "roofline"),
+    cl::value_desc("PROFILE.json"), cl::cat(lethecCategory));
 cl::opt<std::string> targetOption("target", cl::init("cpu"),
                                   cl::desc("The runtime backend: cpu (cuda "
                                            "is not built yet)"),
@@ -596,6 +604,7 @@ int main(int argc, char **argv) {
     planning = "lethe-plan-memory{budget=" + budgetOption +
                " strategy=" + strategyOption + " profile=" + profileOption +
                " time-limit=" + std::to_string(timeLimitOption) +
+               (measuredOption.empty() ? "" : " measured=" + measuredOption) +
                "},func.func(lethe-materialize-plan,lethe-verify-plan),";
   planning += "func.func(lethe-assign-arena)";
   if (failed(runPipeline(*module, planning)))

@@ -18,6 +18,7 @@
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 #include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
 #include "lethe/Planning/ArenaLayout.h"
+#include "lethe/Planning/MeasuredTimes.h"
 #include "lethe/Planning/Strategies.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -94,6 +95,21 @@ struct PlanMemoryPass
     if (failed(extracted))
       return signalPassFailure();
     planning::PlanningProblem &problem = extracted->problem;
+    if (!measured.empty()) {
+      auto file = llvm::MemoryBuffer::getFile(measured, /*IsText=*/true);
+      if (!file) {
+        emitError(func.getLoc(), "lethe-plan-memory: ")
+            << "cannot read the measured profile '" << measured
+            << "': " << file.getError().message();
+        return signalPassFailure();
+      }
+      int count = 0;
+      if (!planning::applyMeasuredTimes((*file)->getBuffer(), measured, problem,
+                                        count, error)) {
+        emitError(func.getLoc(), "lethe-plan-memory: ") << error;
+        return signalPassFailure();
+      }
+    }
     for (const planning::Step &step : extracted->schedule)
       if (step.kind != planning::StepKind::Compute) {
         emitError(func.getLoc(), "lethe-plan-memory: ")

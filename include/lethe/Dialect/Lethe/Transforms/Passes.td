@@ -222,7 +222,10 @@ def PlanMemoryPass : Pass<"lethe-plan-memory", "::mlir::ModuleOp"> {
     tensors). `strategy` chooses the planner: `none` (keep everything),
     `sqrt`, `chain`, `chain-offload`, `milp`, `greedy` or `auto` (see
     docs/Planning.md); `time-limit` bounds its seconds. With `plan-in=FILE`
-    the plan is read from a plan file instead, and checked.
+    the plan is read from a plan file instead, and checked. With
+    `measured=FILE`, a planned executable's `--profile` output for the same
+    step, the ops it timed take their measured times instead of the
+    roofline's (profile-guided planning).
 
     The plan is recorded as the function's `lethe.plan` attribute: the
     strategy, the budget, the simulated peak and time against the unplanned
@@ -250,6 +253,8 @@ def PlanMemoryPass : Pass<"lethe-plan-memory", "::mlir::ModuleOp"> {
            "Device profile: h100, h200, a100, v100, cpu or a JSON file">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"60",
            "Seconds the strategy may spend">,
+    Option<"measured", "measured", "std::string", /*default=*/"",
+           "Op times measured by a planned executable (its --profile JSON)">,
     Option<"planIn", "plan-in", "std::string", /*default=*/"",
            "Read the plan from this JSON file instead of planning">,
     Option<"planOut", "plan-out", "std::string", /*default=*/"",
