@@ -1,5 +1,4 @@
-//===- MeasuredTimes.h - Op times measured by a planned executable -*- C++
-//-*-===//
+//===- MeasuredTimes.h - Op times an executable measured --------*- C++ -*-===//
 //
 // Part of the Lethe project.
 //
