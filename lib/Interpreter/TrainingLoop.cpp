@@ -157,3 +157,45 @@ std::optional<int64_t> mlir::lethe::getClassCount(BlockArgument argument) {
   }
   return std::nullopt;
 }
+
+bool mlir::lethe::collectWeights(
+    func::FuncOp function, ArrayRef<HostTensor> results,
+    std::vector<::lethe::driver::WeightsTensor> &weights, std::string &error) {
+  std::vector<const HostTensor *> updated(function.getNumArguments());
+  if (!results.empty())
+    for (unsigned index = 0; index < function.getNumResults(); ++index)
+      if (auto target =
+              function.getResultAttrOfType<IntegerAttr>(index, kUpdatesAttr))
+        updated[target.getInt()] = &results[index];
+  for (BlockArgument argument : function.getArguments()) {
+    unsigned index = argument.getArgNumber();
+    auto initializer =
+        function.getArgAttrOfType<ElementsAttr>(index, kInitializerAttr);
+    if (!initializer || function.getArgAttr(index, kStepAttr))
+      continue;
+    auto name = function.getArgAttrOfType<StringAttr>(index, kNameAttr);
+    std::string argumentName =
+        name ? name.str() : "arg" + std::to_string(index);
+    HostTensor value;
+    if (updated[index]) {
+      value = *updated[index];
+    } else {
+      FailureOr<HostTensor> initial = tensorFromAttribute(initializer);
+      if (failed(initial)) {
+        error = "cannot read the initializer of '" + argumentName + "'";
+        return false;
+      }
+      value = std::move(*initial);
+    }
+    lethe_rt_tensor view = value.view();
+    ::lethe::driver::WeightsTensor tensor;
+    tensor.name = std::move(argumentName);
+    tensor.dtype = view.dtype;
+    tensor.shape.assign(view.shape, view.shape + view.rank);
+    tensor.data.assign(static_cast<const char *>(view.data),
+                       lethe_rt_num_elements(&view) *
+                           lethe_rt_dtype_size(view.dtype));
+    weights.push_back(std::move(tensor));
+  }
+  return true;
+}

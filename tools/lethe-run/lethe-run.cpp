@@ -181,48 +181,13 @@ static bool writeTensor(StringRef path, const HostTensor &tensor,
 }
 
 /// Writes the parameters and optimizer state after the steps whose last
-/// `results` are given: every argument with an initializer but the step
-/// counter, in argument order, as the result that updates it left it, or
-/// its initializer.
+/// `results` are given, as an executable's --save-weights does.
 static bool writeTrainedWeights(func::FuncOp function,
                                 ArrayRef<HostTensor> results, StringRef path,
                                 std::string &error) {
-  std::vector<const HostTensor *> updated(function.getNumArguments());
-  for (unsigned index = 0; index < function.getNumResults(); ++index)
-    if (auto target =
-            function.getResultAttrOfType<IntegerAttr>(index, kUpdatesAttr))
-      updated[target.getInt()] = &results[index];
   std::vector<::lethe::driver::WeightsTensor> tensors;
-  for (BlockArgument argument : function.getArguments()) {
-    unsigned index = argument.getArgNumber();
-    auto initializer =
-        function.getArgAttrOfType<ElementsAttr>(index, kInitializerAttr);
-    if (!initializer || function.getArgAttr(index, kStepAttr))
-      continue;
-    HostTensor value;
-    if (updated[index]) {
-      value = *updated[index];
-    } else {
-      FailureOr<HostTensor> initial = tensorFromAttribute(initializer);
-      if (failed(initial)) {
-        error =
-            "cannot read the initializer of argument " + std::to_string(index);
-        return false;
-      }
-      value = std::move(*initial);
-    }
-    auto name = function.getArgAttrOfType<StringAttr>(index, kNameAttr);
-    lethe_rt_tensor view = value.view();
-    ::lethe::driver::WeightsTensor tensor;
-    tensor.name = name ? name.str() : "arg" + std::to_string(index);
-    tensor.dtype = view.dtype;
-    tensor.shape.assign(view.shape, view.shape + view.rank);
-    tensor.data.assign(static_cast<const char *>(view.data),
-                       lethe_rt_num_elements(&view) *
-                           lethe_rt_dtype_size(view.dtype));
-    tensors.push_back(std::move(tensor));
-  }
-  return ::lethe::driver::writeWeightsFile(path.str(), tensors, error);
+  return collectWeights(function, results, tensors, error) &&
+         ::lethe::driver::writeWeightsFile(path.str(), tensors, error);
 }
 
 /// A tensor of `type` with seeded random values: floats uniform in [-1, 1),

@@ -382,44 +382,6 @@ bool buildManifest(func::FuncOp function, nlohmann::json &manifest,
   return true;
 }
 
-/// The initial values of the parameters and optimizer state, in the
-/// weights-file format the executable reads.
-bool collectWeights(func::FuncOp function,
-                    std::vector<::lethe::driver::WeightsTensor> &weights,
-                    std::string &error) {
-  for (BlockArgument argument : function.getArguments()) {
-    unsigned index = argument.getArgNumber();
-    auto initializer =
-        function.getArgAttrOfType<ElementsAttr>(index, kInitializerAttr);
-    if (!initializer || function.getArgAttr(index, kStepAttr))
-      continue;
-    FailureOr<HostTensor> tensor = tensorFromAttribute(initializer);
-    auto name = function.getArgAttrOfType<StringAttr>(index, kNameAttr);
-    std::string argumentName =
-        name ? name.str() : "arg" + std::to_string(index);
-    if (failed(tensor)) {
-      error = "cannot read the initializer of '" + argumentName + "'";
-      return false;
-    }
-    auto type = cast<RankedTensorType>(argument.getType());
-    ::lethe::driver::WeightsTensor entry;
-    entry.name = argumentName;
-    FailureOr<lethe_rt_dtype> dtype = getRuntimeDtype(type.getElementType());
-    if (failed(dtype)) {
-      error = "'" + argumentName +
-              "' has an element type executables do "
-              "not take";
-      return false;
-    }
-    entry.dtype = *dtype;
-    entry.shape.assign(type.getShape().begin(), type.getShape().end());
-    const char *data = static_cast<const char *>(tensor->view().data);
-    entry.data.assign(data, getTensorBytes(type));
-    weights.push_back(std::move(entry));
-  }
-  return true;
-}
-
 /// ModuleToObject (translation to LLVM IR and its optimization), emitting a
 /// position-independent host object file instead of bitcode.
 class HostObjectEmitter : public LLVM::ModuleToObject {
@@ -624,7 +586,7 @@ int main(int argc, char **argv) {
   if (!buildManifest(step, manifest, timeline, error))
     return fail(error);
   std::vector<::lethe::driver::WeightsTensor> weights;
-  if (!collectWeights(step, weights, error))
+  if (!collectWeights(step, {}, weights, error))
     return fail(error);
   int64_t parameterBytes = 0;
   int64_t parameters = countParameters(step, parameterBytes);

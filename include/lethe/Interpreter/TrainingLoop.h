@@ -19,6 +19,8 @@
 
 #include "lethe/Interpreter/Interpreter.h"
 
+#include "WeightsFile.h"
+
 #include <memory>
 #include <optional>
 #include <vector>
@@ -79,6 +81,17 @@ private:
 /// gradient) reads it as class indices: the class dimension 1 of the scores.
 /// Drivers draw random labels below it.
 std::optional<int64_t> getClassCount(BlockArgument argument);
+
+/// The parameters and optimizer state of the training step `function`, as
+/// the weights file of planned executables holds them
+/// (runtime/driver/WeightsFile.h): every argument with an initializer but
+/// the step counter, in argument order, under its `lethe.name`, with the
+/// value the result that updates it has in `results` (the results of a
+/// step), or its initializer when `results` is empty or none updates it.
+/// Fails with `error` set to one line when an initializer cannot be read.
+bool collectWeights(func::FuncOp function, ArrayRef<HostTensor> results,
+                    std::vector<::lethe::driver::WeightsTensor> &weights,
+                    std::string &error);
 
 } // namespace mlir::lethe
 
