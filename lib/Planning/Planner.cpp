@@ -9,6 +9,7 @@
 #include "lethe/Planning/ArenaLayout.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -46,9 +47,18 @@ bool tryStrategy(StrategyFunction function, const char *name,
   PlanningProblem trial = problem;
   std::string arenaWhy;
   int64_t step = options.arenaAlignment;
+  // The attempts share the time limit.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  PlanOptions remaining = options;
   for (int attempt = 0; attempt < kArenaAttempts; ++attempt) {
-    if (!tryStrategyOnce(function, name, trial, options, result, why)) {
-      if (!arenaWhy.empty())
+    remaining.timeLimitSeconds =
+        options.timeLimitSeconds -
+        std::chrono::duration<double>(Clock::now() - start).count();
+    if (attempt > 0 && remaining.timeLimitSeconds <= 0)
+      break;
+    if (!tryStrategyOnce(function, name, trial, remaining, result, why)) {
+      if (!arenaWhy.empty() && why.rfind("internal error", 0) != 0)
         why = arenaWhy;
       return false;
     }
@@ -219,6 +229,14 @@ bool lethe::planning::runStrategy(const std::string &name,
     return false;
   }
   int64_t high = std::max(unplanned.peakBytes, problem.budgetBytes);
+  // With the arena bounded, the unplanned step needs its arena's size.
+  if (options.arenaAlignment > 0)
+    high = std::max(
+        high, layOutArena(getScheduleBuffers(
+                              problem, makeUnplannedSchedule(problem.graph))
+                              .device,
+                          options.arenaAlignment, /*search=*/false)
+                  .arenaBytes);
   int64_t minimum =
       findMinimumBudget(name, problem, options, problem.budgetBytes + 1, high);
   if (minimumBudget)

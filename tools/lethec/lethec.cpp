@@ -629,13 +629,20 @@ int main(int argc, char **argv) {
       return fail("cannot create a temporary object file");
     llvm::sys::Process::SafelyCloseFileDescriptor(fd);
     objectPath = path.str().str();
+    outputs.paths.push_back(objectPath);
   }
   if (!writeFile(objectPath, StringRef(object->data(), object->size()), outputs,
                  error))
     return fail(error);
-  outputs.paths.push_back(outputName);
-  if (!linkExecutable(objectPath, outputName, error))
+  // Linked beside NAME and renamed, so that a failed link leaves an
+  // existing NAME alone.
+  std::string linked = outputName + ".lethec-link";
+  outputs.paths.push_back(linked);
+  if (!linkExecutable(objectPath, linked, error))
     return fail(error);
+  if (std::error_code code = llvm::sys::fs::rename(linked, outputName))
+    return fail("cannot write '" + outputName + "': " + code.message());
+  outputs.paths.push_back(outputName);
   if (!saveTemps)
     llvm::sys::fs::remove(objectPath);
   std::string weightsPath = outputName + ".weights";
@@ -665,13 +672,15 @@ int main(int argc, char **argv) {
   else
     llvm::outs() << "  budget     none (no memory plan; --budget plans one)\n";
   double saved = unplanned > 0 ? 100.0 * (unplanned - peak) / unplanned : 0;
+  double unplannedSeconds = plan["unplanned_seconds"].get<double>();
   llvm::outs() << "  plan       " << plan["strategy"].get<std::string>()
                << ": peak " << formatShort(peak) << ", unplanned "
                << formatShort(unplanned) << " (" << llvm::format("%.1f", saved)
                << "% saved); predicted step time "
-               << llvm::format("%.3f",
-                               plan["seconds"].get<double>() /
-                                   plan["unplanned_seconds"].get<double>())
+               << llvm::format("%.3f", unplannedSeconds > 0
+                                           ? plan["seconds"].get<double>() /
+                                                 unplannedSeconds
+                                           : 1.0)
                << "x the unplanned\n";
   llvm::outs() << "             " << timeline.recomputes << " recomputes, "
                << timeline.offloads << " offloads, " << timeline.prefetches

@@ -88,7 +88,17 @@ struct PlanMemoryPass
     }
 
     // A recompute is identified by the op it repeats, which must be the
-    // only one computing its value.
+    // only one computing its value (marked before the step is read, so a
+    // step that is planned already must be refused first).
+    for (Operation &op : func.getBody().front())
+      if (isa<OffloadOp, PrefetchOp, ReleaseOp>(op) ||
+          op.hasAttr(kRecomputeAttr)) {
+        emitError(func.getLoc(), "lethe-plan-memory: ")
+            << ("@") << func.getName()
+            << " already has memory operations; plan the "
+               "unplanned step";
+        return signalPassFailure();
+      }
     markRepeatedOps(func);
     FailureOr<FunctionPlanningProblem> extracted =
         extractPlanningProblem(func, deviceProfile, 0);
@@ -110,14 +120,6 @@ struct PlanMemoryPass
         return signalPassFailure();
       }
     }
-    for (const planning::Step &step : extracted->schedule)
-      if (step.kind != planning::StepKind::Compute) {
-        emitError(func.getLoc(), "lethe-plan-memory: ")
-            << ("@") << func.getName()
-            << " already has memory operations; plan the "
-               "unplanned step";
-        return signalPassFailure();
-      }
     planning::SimulationResult unplanned =
         planning::simulate(problem, extracted->schedule);
     if (!unplanned.valid) {
