@@ -12,6 +12,8 @@
 
 #include "OpExecution.h"
 
+#include "lethe/Interpreter/RuntimeArguments.h"
+
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -65,72 +67,6 @@ LogicalResult activationGrad(Execution &execution,
   return execution.check(
       lethe_rt_activation_grad(execution.context, kind, alpha, execution.in(0),
                                execution.in(1), execution.out()));
-}
-
-/// `axis` in [0, rank).
-int64_t normalize(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
-}
-
-lethe_rt_coordinate_mode getCoordinateMode(StringRef mode) {
-  return llvm::StringSwitch<lethe_rt_coordinate_mode>(mode)
-      .Case("asymmetric", LETHE_RT_ASYMMETRIC)
-      .Case("align_corners", LETHE_RT_ALIGN_CORNERS)
-      .Case("pytorch_half_pixel", LETHE_RT_PYTORCH_HALF_PIXEL)
-      .Case("tf_half_pixel_for_nn", LETHE_RT_TF_HALF_PIXEL_FOR_NN)
-      .Case("tf_crop_and_resize", LETHE_RT_TF_CROP_AND_RESIZE)
-      .Default(LETHE_RT_HALF_PIXEL);
-}
-
-lethe_rt_nearest_mode getNearestMode(StringRef mode) {
-  return llvm::StringSwitch<lethe_rt_nearest_mode>(mode)
-      .Case("round_prefer_ceil", LETHE_RT_ROUND_PREFER_CEIL)
-      .Case("floor", LETHE_RT_FLOOR)
-      .Case("ceil", LETHE_RT_CEIL)
-      .Default(LETHE_RT_ROUND_PREFER_FLOOR);
-}
-
-/// The runtime options of resize or resize_grad.
-template <typename ResizeLikeOp>
-lethe_rt_resize_options getResizeOptions(ResizeLikeOp resize) {
-  lethe_rt_resize_options options{};
-  options.mode = llvm::StringSwitch<lethe_rt_resize_mode>(resize.getMode())
-                     .Case("linear", LETHE_RT_RESIZE_LINEAR)
-                     .Case("cubic", LETHE_RT_RESIZE_CUBIC)
-                     .Default(LETHE_RT_RESIZE_NEAREST);
-  options.coordinates =
-      getCoordinateMode(resize.getCoordinateTransformationMode());
-  options.nearest = getNearestMode(resize.getNearestMode());
-  options.cubic_coeff_a = resize.getCubicCoeffA().convertToDouble();
-  options.exclude_outside = resize.getExcludeOutside();
-  std::optional<ArrayRef<double>> roi = resize.getRoi();
-  options.roi = roi ? roi->data() : nullptr;
-  options.extrapolation_value =
-      resize.getExtrapolationValue().convertToDouble();
-  return options;
-}
-
-lethe_rt_reduction getReduction(StringRef reduction) {
-  return llvm::StringSwitch<lethe_rt_reduction>(reduction)
-      .Case("none", LETHE_RT_REDUCTION_NONE)
-      .Case("sum", LETHE_RT_REDUCTION_SUM)
-      .Default(LETHE_RT_REDUCTION_MEAN);
-}
-
-/// `value` (an integer or float attribute) as a one-element tensor of type
-/// `element`.
-FailureOr<HostTensor> scalarOfType(Attribute value, Type element) {
-  auto type = RankedTensorType::get({1}, element);
-  if (auto integer = dyn_cast<IntegerAttr>(value)) {
-    APInt bits(element.getIntOrFloatBitWidth(), integer.getInt(),
-               /*isSigned=*/true);
-    return tensorFromAttribute(DenseElementsAttr::get(type, bits));
-  }
-  APFloat number(cast<FloatAttr>(value).getValueAsDouble());
-  bool losesInfo;
-  number.convert(cast<FloatType>(element).getFloatSemantics(),
-                 APFloat::rmNearestTiesToEven, &losesInfo);
-  return tensorFromAttribute(DenseElementsAttr::get(type, number));
 }
 
 LogicalResult binary(Execution &execution, lethe_rt_binary_kind kind) {
@@ -311,7 +247,7 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
       .Case([&](LayerNormOp norm) {
         const lethe_rt_tensor *bias =
             operands.size() > 2 ? execution.in(2) : nullptr;
-        int64_t axis = normalize(norm.getAxis(), execution.in(0)->rank);
+        int64_t axis = normalizeAxis(norm.getAxis(), execution.in(0)->rank);
         return execution.check(lethe_rt_layer_norm(
             context, execution.in(0), execution.in(1), bias, axis,
             norm.getEpsilon().convertToDouble(), execution.out(0),
@@ -324,21 +260,21 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
             execution.out(1), execution.out(2)));
       })
       .Case([&](LayerNormGradOp grad) {
-        int64_t axis = normalize(grad.getAxis(), execution.in(1)->rank);
+        int64_t axis = normalizeAxis(grad.getAxis(), execution.in(1)->rank);
         return execution.check(lethe_rt_layer_norm_grad(
             context, execution.in(0), execution.in(1), execution.in(2),
             execution.in(3), execution.in(4), axis, execution.out(0),
             execution.out(1), execution.out(2)));
       })
       .Case<SoftmaxGradOp, LogSoftmaxGradOp>([&](auto grad) {
-        int64_t axis = normalize(grad.getAxis(), execution.in(0)->rank);
+        int64_t axis = normalizeAxis(grad.getAxis(), execution.in(0)->rank);
         bool log = isa<LogSoftmaxGradOp>(grad.getOperation());
         return execution.check(lethe_rt_softmax_grad(context, execution.in(0),
                                                      execution.in(1), axis, log,
                                                      execution.out()));
       })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
-        int64_t axis = normalize(softmax.getAxis(), execution.in(0)->rank);
+        int64_t axis = normalizeAxis(softmax.getAxis(), execution.in(0)->rank);
         bool log = isa<LogSoftmaxOp>(softmax.getOperation());
         return execution.check(lethe_rt_softmax(context, execution.in(0), axis,
                                                 log, execution.out()));
@@ -363,7 +299,7 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
         int64_t rank = execution.in(0)->rank;
         SmallVector<int64_t> axes;
         for (int64_t axis : reduce.getAxes())
-          axes.push_back(normalize(axis, rank));
+          axes.push_back(normalizeAxis(axis, rank));
         return execution.check(lethe_rt_reduce(context, kind, execution.in(0),
                                                axes.data(), axes.size(),
                                                execution.out()));
@@ -481,7 +417,7 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
         SmallVector<const lethe_rt_tensor *> inputs;
         for (unsigned index = 0; index < operands.size(); ++index)
           inputs.push_back(execution.in(index));
-        int64_t axis = normalize(concat.getAxis(), execution.out()->rank);
+        int64_t axis = normalizeAxis(concat.getAxis(), execution.out()->rank);
         return execution.check(lethe_rt_concat(
             context, inputs.data(), inputs.size(), axis, execution.out()));
       })
@@ -489,7 +425,7 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
         SmallVector<const lethe_rt_tensor *> outputs;
         for (unsigned index = 0; index < results.size(); ++index)
           outputs.push_back(execution.out(index));
-        int64_t axis = normalize(split.getAxis(), execution.in(0)->rank);
+        int64_t axis = normalizeAxis(split.getAxis(), execution.in(0)->rank);
         return execution.check(lethe_rt_split(context, execution.in(0), axis,
                                               outputs.data(), outputs.size()));
       })
@@ -501,7 +437,7 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
                                               execution.out()));
       })
       .Case([&](GatherOp gather) {
-        int64_t axis = normalize(gather.getAxis(), execution.in(0)->rank);
+        int64_t axis = normalizeAxis(gather.getAxis(), execution.in(0)->rank);
         return execution.check(lethe_rt_gather(
             context, execution.in(0), execution.in(1), axis, execution.out()));
       })
@@ -513,7 +449,7 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
                                                    execution.out()));
       })
       .Case([&](GatherGradOp grad) {
-        int64_t axis = normalize(grad.getAxis(), execution.out()->rank);
+        int64_t axis = normalizeAxis(grad.getAxis(), execution.out()->rank);
         return execution.check(lethe_rt_gather_grad(
             context, execution.in(0), execution.in(1), axis, execution.out()));
       })

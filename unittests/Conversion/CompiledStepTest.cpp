@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestModels.h"
 #include "lethe/Conversion/Passes.h"
 #include "lethe/Dialect/Lethe/IR/LetheDialect.h"
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
@@ -96,35 +97,10 @@ protected:
   /// and laid out in the arena.
   OwningOpRef<ModuleOp> buildPlannedStep(bool optimizer) {
     const CompiledCase &c = GetParam();
-    const char *directory = std::getenv("LETHE_TEST_MODELS");
-    EXPECT_TRUE(directory) << "LETHE_TEST_MODELS is not set; run through "
-                              "ctest, which writes the models";
-    if (!directory)
-      return nullptr;
-    std::string path = std::string(directory) + "/" + c.model + ".onnx";
-    auto buffer = llvm::MemoryBuffer::getFile(path);
-    EXPECT_TRUE(buffer) << "cannot read " << path;
-    if (!buffer)
-      return nullptr;
-    llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-    OwningOpRef<ModuleOp> module = importONNX(sourceMgr, &context);
-    EXPECT_TRUE(module) << "cannot import " << path;
+    OwningOpRef<ModuleOp> module = ::lethe::testing::buildTestModelStep(
+        context, c.model, c.output, c.loss, optimizer);
     if (!module)
       return nullptr;
-    PassManager passes(&context);
-    AddLossPassOptions loss;
-    loss.output = c.output;
-    loss.kind = c.loss;
-    passes.addPass(createAddLossPass(loss));
-    passes.addPass(createAutodiffPass());
-    if (optimizer) {
-      AddOptimizerPassOptions adam;
-      adam.kind = "adam";
-      adam.learningRate = 0.01;
-      passes.addPass(createAddOptimizerPass(adam));
-    }
-    EXPECT_TRUE(succeeded(passes.run(*module)));
 
     planning::DeviceProfile profile;
     std::string error;
@@ -158,9 +134,7 @@ protected:
   }
 
   static func::FuncOp getStep(ModuleOp module) {
-    func::FuncOp step;
-    module.walk([&](func::FuncOp function) { step = function; });
-    return step;
+    return ::lethe::testing::getStep(module);
   }
 
   static Layout getLayout(func::FuncOp function) {
@@ -208,22 +182,8 @@ protected:
         arguments.push_back(std::move(tensor));
         continue;
       }
-      Type element = tensor.getType().getElementType();
-      int64_t count = tensor.getType().getNumElements();
-      for (int64_t i = 0; i < count; ++i) {
-        if (element.isF64()) {
-          double value =
-              std::uniform_real_distribution<double>(-1, 1)(generator);
-          std::memcpy(tensor.data() + 8 * i, &value, 8);
-        } else if (element.isF32()) {
-          float value = std::uniform_real_distribution<float>(-1, 1)(generator);
-          std::memcpy(tensor.data() + 4 * i, &value, 4);
-        } else {
-          int64_t value =
-              std::uniform_int_distribution<int64_t>(0, 1)(generator);
-          std::memcpy(tensor.data() + 8 * i, &value, 8);
-        }
-      }
+      tensor =
+          ::lethe::testing::randomData(cast<RankedTensorType>(type), generator);
       arguments.push_back(std::move(tensor));
     }
     return arguments;

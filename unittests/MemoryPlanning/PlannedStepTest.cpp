@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestModels.h"
 #include "lethe/Dialect/Lethe/IR/LetheDialect.h"
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 #include "lethe/Dialect/Lethe/Transforms/Passes.h"
@@ -86,36 +87,8 @@ protected:
   /// when `optimizer` is set.
   OwningOpRef<ModuleOp> buildStep(bool optimizer) {
     const PlannedCase &c = GetParam();
-    const char *directory = std::getenv("LETHE_TEST_MODELS");
-    EXPECT_TRUE(directory) << "LETHE_TEST_MODELS is not set; run through "
-                              "ctest, which writes the models";
-    if (!directory)
-      return nullptr;
-    std::string path = std::string(directory) + "/" + c.model + ".onnx";
-    auto buffer = llvm::MemoryBuffer::getFile(path);
-    EXPECT_TRUE(buffer) << "cannot read " << path;
-    if (!buffer)
-      return nullptr;
-    llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-    OwningOpRef<ModuleOp> module = importONNX(sourceMgr, &context);
-    EXPECT_TRUE(module) << "cannot import " << path;
-    if (!module)
-      return nullptr;
-    PassManager passes(&context);
-    AddLossPassOptions loss;
-    loss.output = c.output;
-    loss.kind = c.loss;
-    passes.addPass(createAddLossPass(loss));
-    passes.addPass(createAutodiffPass());
-    if (optimizer) {
-      AddOptimizerPassOptions adam;
-      adam.kind = "adam";
-      adam.learningRate = 0.01;
-      passes.addPass(createAddOptimizerPass(adam));
-    }
-    EXPECT_TRUE(succeeded(passes.run(*module)));
-    return module;
+    return ::lethe::testing::buildTestModelStep(context, c.model, c.output,
+                                                c.loss, optimizer);
   }
 
   /// The smallest budget the case's strategy meets on `function`, found
@@ -192,33 +165,15 @@ protected:
         arguments.emplace_back();
         continue;
       }
-      HostTensor tensor(cast<RankedTensorType>(type));
-      Type element = tensor.getType().getElementType();
-      int64_t count = tensor.getType().getNumElements();
-      for (int64_t i = 0; i < count; ++i) {
-        if (element.isF64()) {
-          double value =
-              std::uniform_real_distribution<double>(-1, 1)(generator);
-          std::memcpy(tensor.data() + 8 * i, &value, 8);
-        } else if (element.isF32()) {
-          float value = std::uniform_real_distribution<float>(-1, 1)(generator);
-          std::memcpy(tensor.data() + 4 * i, &value, 4);
-        } else {
-          // Class labels: the tiny models have at least 2 classes.
-          int64_t value =
-              std::uniform_int_distribution<int64_t>(0, 1)(generator);
-          std::memcpy(tensor.data() + 8 * i, &value, 8);
-        }
-      }
+      HostTensor tensor =
+          ::lethe::testing::randomData(cast<RankedTensorType>(type), generator);
       arguments.push_back(std::move(tensor));
     }
     return arguments;
   }
 
   static func::FuncOp getStep(ModuleOp module) {
-    func::FuncOp step;
-    module.walk([&](func::FuncOp function) { step = function; });
-    return step;
+    return ::lethe::testing::getStep(module);
   }
 
   static void expectSameBits(ArrayRef<HostTensor> expected,

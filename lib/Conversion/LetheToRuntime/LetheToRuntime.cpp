@@ -23,6 +23,7 @@
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 #include "lethe/Dialect/Lethe/IR/TensorSize.h"
 #include "lethe/Interpreter/Interpreter.h"
+#include "lethe/Interpreter/RuntimeArguments.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -152,53 +153,8 @@ struct SyncPlan {
 // Emission
 //===----------------------------------------------------------------------===//
 
-lethe_rt_coordinate_mode getCoordinateMode(StringRef mode) {
-  return llvm::StringSwitch<lethe_rt_coordinate_mode>(mode)
-      .Case("asymmetric", LETHE_RT_ASYMMETRIC)
-      .Case("align_corners", LETHE_RT_ALIGN_CORNERS)
-      .Case("pytorch_half_pixel", LETHE_RT_PYTORCH_HALF_PIXEL)
-      .Case("tf_half_pixel_for_nn", LETHE_RT_TF_HALF_PIXEL_FOR_NN)
-      .Case("tf_crop_and_resize", LETHE_RT_TF_CROP_AND_RESIZE)
-      .Default(LETHE_RT_HALF_PIXEL);
-}
-
-lethe_rt_nearest_mode getNearestMode(StringRef mode) {
-  return llvm::StringSwitch<lethe_rt_nearest_mode>(mode)
-      .Case("round_prefer_ceil", LETHE_RT_ROUND_PREFER_CEIL)
-      .Case("floor", LETHE_RT_FLOOR)
-      .Case("ceil", LETHE_RT_CEIL)
-      .Default(LETHE_RT_ROUND_PREFER_FLOOR);
-}
-
-lethe_rt_reduction getReduction(StringRef reduction) {
-  return llvm::StringSwitch<lethe_rt_reduction>(reduction)
-      .Case("none", LETHE_RT_REDUCTION_NONE)
-      .Case("sum", LETHE_RT_REDUCTION_SUM)
-      .Default(LETHE_RT_REDUCTION_MEAN);
-}
-
-int64_t normalize(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
-}
-
 int64_t getRank(Value value) {
   return cast<RankedTensorType>(value.getType()).getRank();
-}
-
-/// `value` (an integer or float attribute) as one element of `element`, as
-/// the interpreter makes clip's bounds.
-FailureOr<HostTensor> scalarOfType(Attribute value, Type element) {
-  auto type = RankedTensorType::get({1}, element);
-  if (auto integer = dyn_cast<IntegerAttr>(value)) {
-    APInt bits(element.getIntOrFloatBitWidth(), integer.getInt(),
-               /*isSigned=*/true);
-    return tensorFromAttribute(DenseElementsAttr::get(type, bits));
-  }
-  APFloat number(cast<FloatAttr>(value).getValueAsDouble());
-  bool losesInfo;
-  number.convert(cast<FloatType>(element).getFloatSemantics(),
-                 APFloat::rmNearestTiesToEven, &losesInfo);
-  return tensorFromAttribute(DenseElementsAttr::get(type, number));
 }
 
 /// Builds @lethe_program_step from a function laid out in the arena.
@@ -617,21 +573,16 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
   };
   auto copy = [&]() { call("lethe_rt_copy", {context, inD(0), outD()}); };
   auto resizeOptions = [&](auto resize) {
-    lethe_rt_resize_mode mode =
-        llvm::StringSwitch<lethe_rt_resize_mode>(resize.getMode())
-            .Case("linear", LETHE_RT_RESIZE_LINEAR)
-            .Case("cubic", LETHE_RT_RESIZE_CUBIC)
-            .Default(LETHE_RT_RESIZE_NEAREST);
+    lethe_rt_resize_options resolved = getResizeOptions(resize);
     std::optional<ArrayRef<double>> roi = resize.getRoi();
     Value value = LLVM::UndefOp::create(builder, loc, resizeOptionsType);
-    Value fields[] = {
-        i32(mode),
-        i32(getCoordinateMode(resize.getCoordinateTransformationMode())),
-        i32(getNearestMode(resize.getNearestMode())),
-        f64(resize.getCubicCoeffA().convertToDouble()),
-        i32(resize.getExcludeOutside()),
-        roi ? f64Array(*roi) : null(),
-        f64(resize.getExtrapolationValue().convertToDouble())};
+    Value fields[] = {i32(resolved.mode),
+                      i32(resolved.coordinates),
+                      i32(resolved.nearest),
+                      f64(resolved.cubic_coeff_a),
+                      i32(resolved.exclude_outside),
+                      roi ? f64Array(*roi) : null(),
+                      f64(resolved.extrapolation_value)};
     for (auto [position, field] : llvm::enumerate(fields))
       value = LLVM::InsertValueOp::create(
           builder, loc, value, field,
@@ -818,7 +769,8 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
             return success();
           })
           .Case([&](LayerNormOp norm) {
-            int64_t axis = normalize(norm.getAxis(), getRank(op.getOperand(0)));
+            int64_t axis =
+                normalizeAxis(norm.getAxis(), getRank(op.getOperand(0)));
             call("lethe_rt_layer_norm",
                  {context, inD(0), inD(1), optionalIn(2), i64(axis),
                   f64(norm.getEpsilon().convertToDouble()), outD(0), outD(1),
@@ -832,14 +784,16 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
             return success();
           })
           .Case([&](LayerNormGradOp grad) {
-            int64_t axis = normalize(grad.getAxis(), getRank(op.getOperand(1)));
+            int64_t axis =
+                normalizeAxis(grad.getAxis(), getRank(op.getOperand(1)));
             call("lethe_rt_layer_norm_grad",
                  {context, inD(0), inD(1), inD(2), inD(3), inD(4), i64(axis),
                   outD(0), outD(1), outD(2)});
             return success();
           })
           .Case<SoftmaxGradOp, LogSoftmaxGradOp>([&](auto grad) {
-            int64_t axis = normalize(grad.getAxis(), getRank(op.getOperand(0)));
+            int64_t axis =
+                normalizeAxis(grad.getAxis(), getRank(op.getOperand(0)));
             bool log = isa<LogSoftmaxGradOp>(grad.getOperation());
             call("lethe_rt_softmax_grad",
                  {context, inD(0), inD(1), i64(axis), i32(log), outD()});
@@ -847,7 +801,7 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
           })
           .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
             int64_t axis =
-                normalize(softmax.getAxis(), getRank(op.getOperand(0)));
+                normalizeAxis(softmax.getAxis(), getRank(op.getOperand(0)));
             bool log = isa<LogSoftmaxOp>(softmax.getOperation());
             call("lethe_rt_softmax",
                  {context, inD(0), i64(axis), i32(log), outD()});
@@ -879,7 +833,7 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
             int64_t rank = getRank(op.getOperand(0));
             SmallVector<int64_t> axes;
             for (int64_t axis : reduce.getAxes())
-              axes.push_back(normalize(axis, rank));
+              axes.push_back(normalizeAxis(axis, rank));
             call("lethe_rt_reduce",
                  {context, i32(kind), inD(0), i64Array(axes),
                   i64(static_cast<int64_t>(axes.size())), outD()});
@@ -1010,7 +964,7 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
             for (unsigned index = 0; index < op.getNumOperands(); ++index)
               inputs.push_back(inD(index));
             int64_t axis =
-                normalize(concat.getAxis(), getRank(op.getResult(0)));
+                normalizeAxis(concat.getAxis(), getRank(op.getResult(0)));
             Value array = pointerArray(inputs);
             call("lethe_rt_concat",
                  {context, array, i64(static_cast<int64_t>(inputs.size())),
@@ -1022,7 +976,7 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
             for (unsigned index = 0; index < op.getNumResults(); ++index)
               outputs.push_back(outD(index));
             int64_t axis =
-                normalize(split.getAxis(), getRank(op.getOperand(0)));
+                normalizeAxis(split.getAxis(), getRank(op.getOperand(0)));
             Value array = pointerArray(outputs);
             call("lethe_rt_split", {context, inD(0), i64(axis), array,
                                     i64(static_cast<int64_t>(outputs.size()))});
@@ -1037,7 +991,7 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
           })
           .Case([&](GatherOp gather) {
             int64_t axis =
-                normalize(gather.getAxis(), getRank(op.getOperand(0)));
+                normalizeAxis(gather.getAxis(), getRank(op.getOperand(0)));
             call("lethe_rt_gather",
                  {context, inD(0), inD(1), i64(axis), outD()});
             return success();
@@ -1050,7 +1004,8 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
             return success();
           })
           .Case([&](GatherGradOp grad) {
-            int64_t axis = normalize(grad.getAxis(), getRank(op.getResult(0)));
+            int64_t axis =
+                normalizeAxis(grad.getAxis(), getRank(op.getResult(0)));
             call("lethe_rt_gather_grad",
                  {context, inD(0), inD(1), i64(axis), outD()});
             return success();
