@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lethe/Planning/Schedule.h"
+#include "lethe/Planning/ArenaLayout.h"
 #include "lethe/Planning/GraphGenerators.h"
 #include "lethe/Planning/Strategies.h"
 
@@ -265,6 +266,35 @@ TEST(ScheduleTest, GeneratorsMakeValidGraphs) {
   // A chain of n stages: n forward nodes, the loss, n backward nodes and n
   // optimizer nodes.
   EXPECT_EQ(makeRandomChain(10, 1).nodes.size(), 31u);
+}
+
+// With the arena bounded (what --lethe-plan-memory asks), a budget the
+// plan's peak meets but its laid-out arena does not is refused, saying so,
+// with a smallest budget whose arena fits.
+TEST(ScheduleTest, ArenaMustFitTheBudget) {
+  PlanningProblem problem = makeProblem(makeRandomChain(6, 3), 1.0);
+  // Sizes a byte past a block: the arena's alignment costs a block each.
+  for (GraphValue &value : problem.graph.values)
+    value.bytes = 256 * (value.bytes / 256) + 1;
+  problem.budgetBytes =
+      simulate(problem, makeUnplannedSchedule(problem.graph)).peakBytes;
+  PlanOptions options;
+  PlanResult result;
+  std::string error;
+  ASSERT_TRUE(runStrategy("none", problem, options, result, error)) << error;
+  options.arenaAlignment = 256;
+  int64_t minimum = -1;
+  EXPECT_FALSE(runStrategy("none", problem, options, result, error, &minimum));
+  EXPECT_NE(error.find("with strategy 'none' (a plan with a peak of"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("lays out in an arena of"), std::string::npos) << error;
+  ASSERT_GT(minimum, problem.budgetBytes);
+  problem.budgetBytes = minimum;
+  ASSERT_TRUE(runStrategy("none", problem, options, result, error)) << error;
+  ScheduleBuffers buffers = getScheduleBuffers(problem, result.plan.schedule);
+  EXPECT_LE(layOutArena(buffers.device, 256, /*search=*/false).arenaBytes,
+            minimum);
 }
 
 } // namespace
