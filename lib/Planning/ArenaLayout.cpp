@@ -17,9 +17,14 @@
 // local search over orders follows from the best few starts (deterministic
 // pseudo-random moves).
 //
-// The liveness peak is a lower bound, not always reachable: on the tight
-// plans of tiny steps (many 256-byte blocks with interleaved lifetimes) the
-// layout can stay several percent above it (docs/Planning.md).
+// Greedy placement packs large steps within a fraction of a percent of the
+// liveness peak, but on the tight plans of tiny steps (many 256-byte blocks
+// with interleaved lifetimes and swaps) it can stay 5-10% above it. Those
+// get a systematic search next: a depth-first branch and bound over
+// canonical layouts (below) that asks for an arena one unit smaller than the
+// best so far, again and again, until it fails within its node budget or
+// reaches the peak. The liveness peak is a lower bound, not always
+// reachable; the search does not prove that a smaller arena is impossible.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +36,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <unordered_set>
 
 using namespace lethe::planning;
 
@@ -58,6 +64,14 @@ struct PlacedBlock {
 constexpr double kMaxSearchRounds = 24000;
 constexpr double kSearchWork = 1.5e9;
 constexpr size_t kSearchStarts = 4;
+
+/// The work of one branch-and-bound attempt (nodes times blocks: a node
+/// costs a pass over the unplaced blocks), the most blocks it runs on (the
+/// greedy layout of larger inputs is already within a fraction of a percent
+/// of the peak) and the deepest it recurses.
+constexpr int64_t kBranchWork = 5'000'000;
+constexpr size_t kMaxBranchBlocks = 2000;
+constexpr int kMaxBranchDepth = 20000;
 
 /// Where placement puts a block among the placed blocks it shares a step
 /// with.
@@ -226,6 +240,259 @@ int64_t livenessPeak(const std::vector<Block> &blocks) {
   return peak;
 }
 
+/// The orders in which the branch and bound tries the blocks that may go
+/// at the lowest free offset: the larger first (then the longer-lived), or
+/// the longer-lived first (then the larger). Neither is best everywhere.
+enum class BranchOrder { Size, Length };
+
+/// Depth-first branch and bound for a layout within a capacity.
+///
+/// It enumerates canonical layouts: every block rests at offset zero or on
+/// the end of a block below it that shares a step, and blocks are placed in
+/// order of their offsets. Every layout can be pushed down into a canonical
+/// one no larger, so the search is complete (up to its node budget). Placed
+/// in that order, a block's offset is the floor of its lifetime: the highest
+/// end of the placed blocks it shares a step with. At each node, m is the
+/// lowest offset at which some unplaced block can go; the branches put each
+/// such block there in turn, and the last branch leaves the level m empty
+/// for all of them (each is then barred from it: it must be raised by a
+/// block placed later in its lifetime).
+///
+/// Pruning: at each section (the steps between two consecutive lifetime
+/// ends), the unplaced blocks held there stack above the lowest offset any
+/// of them can still take, so that offset plus their total must fit. States
+/// already shown to fail (same placed set, floors, level and bars; kept as a
+/// 64-bit hash, so a collision can only lose a layout, never make a wrong
+/// one) are not searched again. Sizes and offsets are counted in a unit that
+/// divides every size.
+class BranchAndBound {
+public:
+  BranchAndBound(const std::vector<Block> &blocks, int64_t unit,
+                 BranchOrder order)
+      : count(blocks.size()) {
+    // Sections between the distinct lifetime boundaries.
+    std::vector<int64_t> bounds;
+    bounds.reserve(2 * count);
+    for (const Block &block : blocks) {
+      bounds.push_back(block.firstStep);
+      bounds.push_back(block.lastStep + 1);
+    }
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    sectionCount = bounds.size() - 1;
+    auto sectionOf = [&](int64_t step) {
+      return static_cast<int>(
+          std::lower_bound(bounds.begin(), bounds.end(), step) -
+          bounds.begin());
+    };
+    items.reserve(count);
+    for (const Block &block : blocks)
+      items.push_back({block.size / unit, sectionOf(block.firstStep),
+                       sectionOf(block.lastStep + 1) - 1});
+    // Candidates are tried by rank.
+    std::vector<int> byRank(count);
+    std::iota(byRank.begin(), byRank.end(), 0);
+    auto length = [&](int b) { return items[b].last - items[b].first; };
+    std::stable_sort(byRank.begin(), byRank.end(), [&](int a, int b) {
+      const Item &x = items[a], &y = items[b];
+      if (order == BranchOrder::Size && x.size != y.size)
+        return x.size > y.size;
+      if (length(a) != length(b))
+        return length(a) > length(b);
+      return x.size > y.size;
+    });
+    rank.resize(count);
+    for (size_t position = 0; position < count; ++position)
+      rank[byRank[position]] = static_cast<int>(position);
+    totals.assign(sectionCount, 0);
+    for (const Item &item : items)
+      for (int section = item.first; section <= item.last; ++section)
+        totals[section] += item.size;
+  }
+
+  /// Looks for a layout whose arena is at most `capacity` units within
+  /// `nodeLimit` nodes; on success fills `offsets` (in units, indexed like
+  /// the blocks) and returns true.
+  bool run(int64_t capacity, int64_t nodeLimit, std::vector<int64_t> &offsets) {
+    this->capacity = capacity;
+    this->nodeLimit = nodeLimit;
+    nodes = 0;
+    aborted = false;
+    floors.assign(sectionCount, 0);
+    remaining = totals;
+    bars.assign(count, 0);
+    placed.assign(count, false);
+    at.assign(count, 0);
+    failed.clear();
+    if (!search(0, 0, 0))
+      return false;
+    offsets = at;
+    return true;
+  }
+
+private:
+  struct Item {
+    int64_t size;
+    int first, last; // sections
+  };
+
+  static uint64_t mix(uint64_t hash, uint64_t value) {
+    hash ^= value + 0x9e3779b97f4a7c15ull + (hash << 6) + (hash >> 2);
+    hash *= 0xff51afd7ed558ccdull;
+    return hash ^ (hash >> 33);
+  }
+
+  uint64_t hashState(int64_t level) const {
+    uint64_t hash = mix(0, static_cast<uint64_t>(level));
+    for (int64_t floor : floors)
+      hash = mix(hash, static_cast<uint64_t>(floor));
+    for (size_t b = 0; b < count; ++b)
+      hash = mix(hash, placed[b]
+                           ? ~uint64_t(0)
+                           : static_cast<uint64_t>(std::max(bars[b], level)));
+    return hash;
+  }
+
+  /// Places the unplaced blocks at offsets of at least `level`, given
+  /// `done` placed.
+  bool search(size_t done, int64_t level, int depth) {
+    if (done == count)
+      return true;
+    if (++nodes > nodeLimit || depth > kMaxBranchDepth) {
+      aborted = true;
+      return false;
+    }
+    uint64_t hash = hashState(level);
+    if (failed.count(hash))
+      return false;
+    bool found = expand(done, level, depth);
+    if (!found && !aborted)
+      failed.insert(hash);
+    return found;
+  }
+
+  bool expand(size_t done, int64_t level, int depth) {
+    // The floor of every unplaced block, the lowest offset any block of a
+    // section can still take, and the blocks that can go lowest.
+    std::vector<int64_t> lowest(sectionCount,
+                                std::numeric_limits<int64_t>::max());
+    std::vector<int> candidates;
+    int64_t m = std::numeric_limits<int64_t>::max();
+    for (size_t b = 0; b < count; ++b) {
+      if (placed[b])
+        continue;
+      const Item &item = items[b];
+      int64_t floor = 0;
+      for (int section = item.first; section <= item.last; ++section)
+        floor = std::max(floor, floors[section]);
+      int64_t start = std::max({floor, level, bars[b]});
+      for (int section = item.first; section <= item.last; ++section)
+        lowest[section] = std::min(lowest[section], start);
+      if (start != floor)
+        continue; // it must be raised first
+      if (floor < m) {
+        m = floor;
+        candidates.clear();
+      }
+      if (floor == m)
+        candidates.push_back(static_cast<int>(b));
+    }
+    for (size_t section = 0; section < sectionCount; ++section)
+      if (remaining[section] > 0 &&
+          lowest[section] + remaining[section] > capacity)
+        return false;
+    if (candidates.empty())
+      return false;
+    std::sort(candidates.begin(), candidates.end(),
+              [&](int a, int b) { return rank[a] < rank[b]; });
+
+    std::vector<int64_t> savedBars;
+    savedBars.reserve(candidates.size());
+    for (int b : candidates)
+      savedBars.push_back(bars[b]);
+    bool found = false;
+    for (int b : candidates) {
+      const Item &item = items[b];
+      if (m + item.size <= capacity) {
+        std::vector<int64_t> savedFloors(floors.begin() + item.first,
+                                         floors.begin() + item.last + 1);
+        for (int section = item.first; section <= item.last; ++section) {
+          floors[section] = m + item.size;
+          remaining[section] -= item.size;
+        }
+        placed[b] = true;
+        at[b] = m;
+        found = search(done + 1, m, depth + 1);
+        if (found)
+          return true;
+        placed[b] = false;
+        for (int section = item.first; section <= item.last; ++section) {
+          floors[section] = savedFloors[section - item.first];
+          remaining[section] += item.size;
+        }
+        if (aborted)
+          break;
+      }
+      // In the branches to come, b does not go at m.
+      bars[b] = m + 1;
+    }
+    if (!aborted)
+      found = search(done, m, depth + 1);
+    if (!found)
+      for (size_t c = 0; c < candidates.size(); ++c)
+        bars[candidates[c]] = savedBars[c];
+    return found;
+  }
+
+  size_t count = 0, sectionCount = 0;
+  std::vector<Item> items;
+  std::vector<int> rank;
+  std::vector<int64_t> totals;
+  int64_t capacity = 0, nodeLimit = 0, nodes = 0;
+  bool aborted = false;
+  // The state of the search.
+  std::vector<int64_t> floors, remaining, bars, at;
+  std::vector<bool> placed;
+  std::unordered_set<uint64_t> failed;
+};
+
+/// Shrinks `arena` (with `offsets`, indexed like `blocks`) by the branch and
+/// bound while it stays above `peak`: to the peak, else one unit below the
+/// best until an attempt fails in both orders.
+void shrinkByBranchAndBound(const std::vector<Block> &blocks, int64_t peak,
+                            int64_t &arena, std::vector<int64_t> &offsets) {
+  int64_t unit = 0;
+  for (const Block &block : blocks)
+    unit = std::gcd(unit, block.size);
+  int64_t nodeLimit = std::max<int64_t>(
+      1000, kBranchWork / static_cast<int64_t>(blocks.size()));
+  std::vector<BranchAndBound> searches;
+  for (BranchOrder order : {BranchOrder::Size, BranchOrder::Length})
+    searches.emplace_back(blocks, unit, order);
+  std::vector<int64_t> found;
+  // The peak itself first: when a layout reaches it, the search often finds
+  // one quickly, and more easily than one a unit or two above it.
+  bool atPeak = true;
+  while (arena > peak) {
+    int64_t capacity = atPeak ? peak / unit : arena / unit - 1;
+    bool shrunk = false;
+    for (BranchAndBound &search : searches) {
+      if (!search.run(capacity, nodeLimit, found))
+        continue;
+      arena = 0;
+      for (size_t b = 0; b < blocks.size(); ++b) {
+        offsets[b] = found[b] * unit;
+        arena = std::max(arena, offsets[b] + blocks[b].size);
+      }
+      shrunk = true;
+      break;
+    }
+    if (!shrunk && !atPeak)
+      break;
+    atPeak = false;
+  }
+}
+
 } // namespace
 
 int64_t lethe::planning::alignBytes(int64_t bytes, int64_t alignment) {
@@ -377,6 +644,9 @@ lethe::planning::layOutArena(const std::vector<ArenaBuffer> &buffers,
       }
     }
   }
+
+  if (search && best > layout.peakBytes && blocks.size() <= kMaxBranchBlocks)
+    shrinkByBranchAndBound(blocks, layout.peakBytes, best, bestOffsets);
 
   layout.arenaBytes = best;
   for (size_t b = 0; b < blocks.size(); ++b)

@@ -18,7 +18,7 @@
 // which frees every tensor after its last use, holds at most the plan's
 // simulated peak, which is within the budget; and the static arena layout of
 // the planned step is at most 3% above the most (aligned) bytes alive at once
-// (7% for greedy plans, see plan()).
+// (3.5% for one greedy plan, see plan()).
 //
 // The models are written by `python3 -m lethe.onnx_models --tiny --float64`
 // into the directory in LETHE_TEST_MODELS (ctest sets it up).
@@ -136,15 +136,15 @@ protected:
     passes.addNestedPass<func::FuncOp>(createVerifyPlanPass());
     passes.addNestedPass<func::FuncOp>(createAssignArenaPass());
     ASSERT_TRUE(succeeded(passes.run(module)));
-    // The arena is within 3% of the most bytes alive at once. Not yet on
-    // the greedy strategy's plans at their smallest budget (and auto's, which
-    // picks them): on the tiny CNN, transformer and U-Net, whose tensors are
-    // mostly single 256-byte blocks with interleaved lifetimes and swaps,
-    // the layout stays 4.7% to 9.3% above the liveness peak (counted in
-    // aligned blocks, as the planner counts them), which is a lower bound
-    // that such instances need not reach (docs/Planning.md, "Arena").
+    // The arena is within 3% of the most bytes alive at once. One plan
+    // misses it: greedy's (and auto's, which picks it) on the tiny CNN with
+    // Adam at its smallest budget, whose 158 blocks (97 of them single
+    // 256-byte blocks, swaps interleaving the lifetimes) lay out in 89
+    // blocks against a peak of 86 (3.5%); the layout's search finds none
+    // smaller and does not prove that none exists (docs/Planning.md,
+    // "Arena").
     const std::string &strategy = GetParam().strategy;
-    double slack = strategy == "greedy" || strategy == "auto" ? 1.10 : 1.03;
+    double slack = strategy == "greedy" || strategy == "auto" ? 1.035 : 1.03;
     auto arena = getStep(module)->getAttrOfType<DictionaryAttr>("lethe.arena");
     ASSERT_TRUE(arena);
     int64_t size = arena.getAs<IntegerAttr>("size").getInt();

@@ -19,9 +19,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <limits>
 #include <numeric>
 #include <random>
+#include <sstream>
 
 using namespace lethe::planning;
 
@@ -313,6 +315,36 @@ TEST(ArenaLayoutTest, GeneratedStepsWithinThreePercentOfThePeak) {
       }
     }
   }
+}
+
+/// Reads `bytes first last` lines, skipping `#` comments.
+std::vector<ArenaBuffer> readBuffers(const std::string &name) {
+  std::ifstream file(std::string(LETHE_PLANNING_INPUTS) + "/" + name);
+  EXPECT_TRUE(file) << "cannot read " << name;
+  std::vector<ArenaBuffer> buffers;
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    std::istringstream fields(line);
+    ArenaBuffer buffer;
+    EXPECT_TRUE(fields >> buffer.bytes >> buffer.firstStep >> buffer.lastStep)
+        << line;
+    buffers.push_back(buffer);
+  }
+  return buffers;
+}
+
+TEST(ArenaLayoutTest, BranchAndBoundReachesThePeakWhereGreedyDoesNot) {
+  std::vector<ArenaBuffer> buffers =
+      readBuffers("transformer-grad-greedy.buffers");
+  ASSERT_EQ(buffers.size(), 176u);
+  ArenaLayout greedy = layOutArena(buffers, 256, /*search=*/false);
+  ArenaLayout searched = layOutArena(buffers);
+  expectValidLayout(buffers, searched, 256);
+  EXPECT_EQ(searched.peakBytes, 8192);
+  EXPECT_GT(greedy.arenaBytes, searched.peakBytes);
+  EXPECT_EQ(searched.arenaBytes, searched.peakBytes);
 }
 
 TEST(ArenaLayoutTest, Deterministic) {
