@@ -178,19 +178,36 @@ int64_t lethe::planning::findMinimumBudget(const std::string &name,
   StrategyFunction function = lookupStrategy(name);
   if (!function)
     return -1;
-  auto fits = [&](int64_t budget) {
+  // The probes share the time limit: each gets an equal part of what is
+  // left among the probes still to come (a bisection over [low, high] makes
+  // about log2(high - low) + 1), so that the search as a whole answers
+  // within the limit. A probe out of time gets none: the strategies that
+  // use the limit (milp, auto) then return their fast plans only.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  auto probesLeft = [&](int64_t from, int64_t to) {
+    int probes = 1;
+    for (int64_t width = to - from; width > 0; width /= 2)
+      ++probes;
+    return probes;
+  };
+  auto fits = [&](int64_t budget, int probes) {
     PlanningProblem trial = problem;
     trial.budgetBytes = budget;
+    PlanOptions share = options;
+    double left = options.timeLimitSeconds -
+                  std::chrono::duration<double>(Clock::now() - start).count();
+    share.timeLimitSeconds = std::max(0.0, left / probes);
     PlanResult result;
     std::string why;
-    return tryStrategy(function, name.c_str(), trial, options, result, why);
+    return tryStrategy(function, name.c_str(), trial, share, result, why);
   };
-  if (!fits(high))
+  if (!fits(high, probesLeft(low, high) + 1))
     return -1;
   // Invariant: a plan fits at `high`, none is known at `low - 1`.
   while (low < high) {
     int64_t middle = low + (high - low) / 2;
-    if (fits(middle))
+    if (fits(middle, probesLeft(low, high)))
       high = middle;
     else
       low = middle + 1;

@@ -117,7 +117,11 @@ bool runStrategy(const std::string &name, const PlanningProblem &problem,
 
 /// The smallest budget in [low, high] for which strategy `name` finds a
 /// plan, found by bisection (strategies are monotone in the budget), or -1
-/// when it finds none at `high`.
+/// when it finds none at `high`. The probes share options.timeLimitSeconds,
+/// so that the search takes about that long at most for milp and auto (the
+/// other strategies are fast); a probe's plan is then the one the strategy
+/// finds in its share, so the answer may be above what the full limit would
+/// reach at each budget.
 int64_t findMinimumBudget(const std::string &name,
                           const PlanningProblem &problem,
                           const PlanOptions &options, int64_t low,
