@@ -475,6 +475,8 @@ void shrinkByBranchAndBound(const std::vector<Block> &blocks, int64_t peak,
   bool atPeak = true;
   while (arena > peak) {
     int64_t capacity = atPeak ? peak / unit : arena / unit - 1;
+    if (!atPeak && capacity <= peak / unit)
+      break; // tried at the peak already
     bool shrunk = false;
     for (BranchAndBound &search : searches) {
       if (!search.run(capacity, nodeLimit, found))
