@@ -280,14 +280,11 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
                                                 log, execution.out()));
       })
       .Case([&](DropoutOp dropout) {
-        int64_t step = 0;
-        if (dropout.getStep())
-          std::memcpy(&step, operands[1]->data(), sizeof(step));
         return execution.check(lethe_rt_dropout(
             context, execution.in(0), dropout.getRatio().convertToDouble(),
             static_cast<uint64_t>(dropout.getSeed()),
-            static_cast<uint64_t>(step), dropout.getTraining(),
-            execution.out(0), execution.out(1)));
+            dropout.getStep() ? execution.in(1) : nullptr,
+            dropout.getTraining(), execution.out(0), execution.out(1)));
       })
       // Reductions.
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>([&](auto reduce) {

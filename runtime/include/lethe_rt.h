@@ -323,12 +323,15 @@ lethe_rt_status lethe_rt_softmax_grad(lethe_rt_context *context,
 /* Dropout. In training, element i is kept with probability 1 - ratio,
  * decided by a counter-based generator keyed by (seed, step, i), and scaled
  * by 1 / (1 - ratio); the same arguments give the same mask on any backend,
- * which recompute relies on. Outside training out = x and the mask is all
- * ones. `mask` (i1) may be NULL. */
+ * which recompute relies on. `step` is the step counter, a scalar i64 in
+ * the same memory as the other tensors (so that a device backend reads it
+ * where the optimizer updates it, without a copy to the host), or NULL for
+ * step 0. Outside training out = x and the mask is all ones. `mask` (i1)
+ * may be NULL. */
 lethe_rt_status lethe_rt_dropout(lethe_rt_context *context,
                                  const lethe_rt_tensor *x, double ratio,
-                                 uint64_t seed, uint64_t step, int training,
-                                 const lethe_rt_tensor *out,
+                                 uint64_t seed, const lethe_rt_tensor *step,
+                                 int training, const lethe_rt_tensor *out,
                                  const lethe_rt_tensor *mask);
 
 /*===----------------------------------------------------------------------===*

@@ -37,6 +37,7 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -372,6 +373,56 @@ TEST_P(CompiledStep, DeletingAWaitChangesTheResult) {
   std::cout << "deleting one of the first " << tried
             << " compute-stream waits changed the result " << changed
             << " times\n";
+}
+
+// Dropout keys its mask by the step counter, a tensor the step reads where
+// it lives (the arena): the compiled step drops what the interpreter drops,
+// at several steps, and the mask changes with the step.
+class CompiledDropout : public CompiledStep {};
+
+TEST_F(CompiledDropout, MasksFollowTheStepCounter) {
+  const char *source = R"mlir(
+func.func @train_step(%x: tensor<4x16xf64> {lethe.name = "x"},
+                      %step: tensor<i64> {lethe.name = "step", lethe.step})
+    -> (tensor<4x16xf64>, tensor<4x16xi1>) {
+  %d, %mask = lethe.dropout %x, %step {ratio = 0.5 : f32, seed = 3 : i64, training}
+      : (tensor<4x16xf64>, tensor<i64>) -> (tensor<4x16xf64>, tensor<4x16xi1>)
+  return %d, %mask : tensor<4x16xf64>, tensor<4x16xi1>
+}
+)mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  PassManager arena(&context);
+  arena.addNestedPass<func::FuncOp>(createAssignArenaPass());
+  ASSERT_TRUE(succeeded(arena.run(*module)));
+  func::FuncOp function = getStep(*module);
+  Layout layout = getLayout(function);
+  OwningOpRef<ModuleOp> lowered = module->clone();
+  std::unique_ptr<ExecutionEngine> engine = compile(*lowered);
+  ASSERT_TRUE(engine);
+
+  std::mt19937 generator(5);
+  HostTensor x = ::lethe::testing::randomData(
+      cast<RankedTensorType>(function.getArgumentTypes()[0]), generator);
+  std::vector<std::string> masks;
+  for (int64_t step : {0, 1, 7}) {
+    SCOPED_TRACE(step);
+    HostTensor counter(cast<RankedTensorType>(function.getArgumentTypes()[1]));
+    std::memcpy(counter.data(), &step, sizeof(step));
+    std::vector<HostTensor> arguments;
+    arguments.push_back(x);
+    arguments.push_back(std::move(counter));
+    Interpreter interpreter;
+    FailureOr<std::vector<HostTensor>> expected =
+        interpreter.run(function, arguments);
+    ASSERT_TRUE(succeeded(expected));
+    std::vector<std::string> actual = runCompiled(*engine, layout, arguments);
+    EXPECT_TRUE(sameBits(*expected, actual));
+    ASSERT_EQ(actual.size(), 2u);
+    masks.push_back(actual[1]);
+  }
+  EXPECT_NE(masks[0], masks[1]);
+  EXPECT_NE(masks[1], masks[2]);
 }
 
 std::vector<CompiledCase> makeCases() {

@@ -67,8 +67,10 @@ DropoutRun runDropout(lethe_rt_context *context, std::vector<float> x,
   OwnedTensor<float> in({count}, LETHE_RT_F32, std::move(x));
   OwnedTensor<float> out({count}, LETHE_RT_F32);
   OwnedTensor<uint8_t> mask({count}, LETHE_RT_I1);
-  lethe_rt_tensor i = in.view(), o = out.view(), m = mask.view();
-  EXPECT_EQ(lethe_rt_dropout(context, &i, ratio, seed, step, training, &o, &m),
+  OwnedTensor<int64_t> counter({}, LETHE_RT_I64, {static_cast<int64_t>(step)});
+  lethe_rt_tensor i = in.view(), o = out.view(), m = mask.view(),
+                  s = counter.view();
+  EXPECT_EQ(lethe_rt_dropout(context, &i, ratio, seed, &s, training, &o, &m),
             LETHE_RT_OK)
       << lethe_rt_last_error(context);
   return {out.values, mask.values};
@@ -121,8 +123,10 @@ TEST_F(DropoutTest, ScalesExactly) {
     SCOPED_TRACE(dtypeName(dtype));
     TypedTensor x = randomTensor({4, 250}, dtype, 9);
     TypedTensor out({4, 250}, dtype), mask({4, 250}, LETHE_RT_I1);
-    lethe_rt_tensor xv = x.view(), ov = out.view(), mv = mask.view();
-    ASSERT_EQ(lethe_rt_dropout(context, &xv, ratio, 5, 6, 1, &ov, &mv),
+    OwnedTensor<int64_t> step({}, LETHE_RT_I64, {6});
+    lethe_rt_tensor xv = x.view(), ov = out.view(), mv = mask.view(),
+                    sv = step.view();
+    ASSERT_EQ(lethe_rt_dropout(context, &xv, ratio, 5, &sv, 1, &ov, &mv),
               LETHE_RT_OK)
         << lastError();
     TypedTensor expected({4, 250}, dtype);
@@ -154,8 +158,9 @@ TEST_F(DropoutTest, IdentityOutsideTrainingAndAtRatioZero) {
 
 TEST_F(DropoutTest, MaskIsOptional) {
   OwnedTensor<float> x({4}, LETHE_RT_F32, {1, 2, 3, 4}), out({4}, LETHE_RT_F32);
-  lethe_rt_tensor xv = x.view(), ov = out.view();
-  ASSERT_EQ(lethe_rt_dropout(context, &xv, 0.5, 1, 1, 1, &ov, nullptr),
+  OwnedTensor<int64_t> step({}, LETHE_RT_I64, {1});
+  lethe_rt_tensor xv = x.view(), ov = out.view(), sv = step.view();
+  ASSERT_EQ(lethe_rt_dropout(context, &xv, 0.5, 1, &sv, 1, &ov, nullptr),
             LETHE_RT_OK)
       << lastError();
   for (int i = 0; i < 4; ++i)
@@ -167,19 +172,44 @@ TEST_F(DropoutTest, RejectsBadArguments) {
   TypedTensor x({2, 3}, LETHE_RT_F32), f({2, 3}, LETHE_RT_F32),
       m6({6}, LETHE_RT_I1), h({2, 3}, LETHE_RT_F16);
   lethe_rt_tensor xv = x.view(), fv = f.view(), m6v = m6.view(), hv = h.view();
-  EXPECT_EQ(lethe_rt_dropout(context, &xv, 1.5, 0, 0, 1, &xv, nullptr),
+  EXPECT_EQ(lethe_rt_dropout(context, &xv, 1.5, 0, nullptr, 1, &xv, nullptr),
             LETHE_RT_ERROR);
   EXPECT_EQ(lastError(), "lethe_rt_dropout: ratio 1.5 must be in [0, 1]");
-  EXPECT_EQ(lethe_rt_dropout(context, &xv, 0.5, 0, 0, 1, &xv, &fv),
+  EXPECT_EQ(lethe_rt_dropout(context, &xv, 0.5, 0, nullptr, 1, &xv, &fv),
             LETHE_RT_ERROR);
   EXPECT_EQ(lastError(), "lethe_rt_dropout: mask must be i1, got f32");
-  EXPECT_EQ(lethe_rt_dropout(context, &xv, 0.5, 0, 0, 1, &xv, &m6v),
+  EXPECT_EQ(lethe_rt_dropout(context, &xv, 0.5, 0, nullptr, 1, &xv, &m6v),
             LETHE_RT_ERROR);
   EXPECT_EQ(lastError(),
             "lethe_rt_dropout: x (2x3) and mask (6) must have the same shape");
-  EXPECT_EQ(lethe_rt_dropout(context, &xv, 0.5, 0, 0, 1, &hv, nullptr),
+  EXPECT_EQ(lethe_rt_dropout(context, &xv, 0.5, 0, nullptr, 1, &hv, nullptr),
             LETHE_RT_ERROR);
   EXPECT_EQ(lastError(), "lethe_rt_dropout: out must be f32, got f16");
+  OwnedTensor<int32_t> narrow({}, LETHE_RT_I32, {1});
+  OwnedTensor<int64_t> vector({1}, LETHE_RT_I64, {1});
+  lethe_rt_tensor nv = narrow.view(), vv = vector.view();
+  EXPECT_EQ(lethe_rt_dropout(context, &xv, 0.5, 0, &nv, 1, &xv, nullptr),
+            LETHE_RT_ERROR);
+  EXPECT_EQ(lastError(), "lethe_rt_dropout: step must be i64, got i32");
+  EXPECT_EQ(lethe_rt_dropout(context, &xv, 0.5, 0, &vv, 1, &xv, nullptr),
+            LETHE_RT_ERROR);
+  EXPECT_EQ(lastError(), "lethe_rt_dropout: step must have rank 0, got 1");
+}
+
+// A null step counter is step 0.
+TEST_F(DropoutTest, NullStepIsStepZero) {
+  OwnedTensor<float> x({64}, LETHE_RT_F32, randomFloats(64, 4));
+  OwnedTensor<float> withNull({64}, LETHE_RT_F32), withZero({64}, LETHE_RT_F32);
+  OwnedTensor<int64_t> zero({}, LETHE_RT_I64, {0});
+  lethe_rt_tensor xv = x.view(), nv = withNull.view(), zv = withZero.view(),
+                  sv = zero.view();
+  ASSERT_EQ(lethe_rt_dropout(context, &xv, 0.5, 3, nullptr, 1, &nv, nullptr),
+            LETHE_RT_OK)
+      << lastError();
+  ASSERT_EQ(lethe_rt_dropout(context, &xv, 0.5, 3, &sv, 1, &zv, nullptr),
+            LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(withNull.values, withZero.values);
 }
 
 } // namespace

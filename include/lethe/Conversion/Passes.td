@@ -60,9 +60,10 @@ def ConvertLetheToRuntimePass
 
     Every runtime call's status is checked: on a non-zero status the step
     returns 1 at once (the runtime's last error says why); otherwise it
-    returns 0. `lethe.dropout`'s step counter is read from its arena slot
-    on the host, as the interpreter reads it (a CPU-backend assumption).
-    Results stay where the arena layout put them (a returned
+    returns 0. Scalars the step computes (the step counter of
+    `lethe.dropout` and the optimizers, a learning rate) are passed as
+    tensors in the arena, never read on the host, so that a device backend
+    reads them where they live. Results stay where the arena layout put them (a returned
     argument at its own offset), for the driver to read.
 
     `function` names the step (default: the module's only function with a

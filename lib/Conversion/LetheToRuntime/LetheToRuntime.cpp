@@ -808,18 +808,12 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
             return success();
           })
           .Case([&](DropoutOp dropout) {
-            // The step counter is read from its slot on the host, as the
-            // interpreter reads it (the waits above ordered its writer).
-            Value stepValue =
-                dropout.getStep()
-                    ? LLVM::LoadOp::create(
-                          builder, loc, i64Type,
-                          arenaPointer(arenaOffsets.lookup(op.getOperand(1))))
-                          .getResult()
-                    : i64(0);
+            // The step counter is a tensor in the arena, read by the kernel
+            // where it runs (on a GPU, without a copy to the host).
             call("lethe_rt_dropout",
                  {context, inD(0), f64(dropout.getRatio().convertToDouble()),
-                  i64(static_cast<int64_t>(dropout.getSeed())), stepValue,
+                  i64(static_cast<int64_t>(dropout.getSeed())),
+                  dropout.getStep() ? inD(1) : null(),
                   i32(dropout.getTraining()), outD(0), outD(1)});
             return success();
           })
