@@ -1,0 +1,191 @@
+//===- CudaRuntime.h - Shared internals of the CUDA backend -----*- C++ -*-===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What every entry point of the CUDA backend shares: the context (its device
+// memory, streams, events and cuBLAS handle), error reporting (one line per
+// failure, naming the entry point and, for a CUDA failure, the CUDA call and
+// its message) and the host-side argument checks. Not part of the ABI
+// (runtime/include/lethe_rt.h). Host code only: device code includes
+// DeviceElements.cuh.
+//
+// The argument checks give the CPU backend's messages (runtime/cpu/
+// Context.cpp), so that a program fails the same way on either backend.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LETHE_RUNTIME_CUDA_CUDARUNTIME_H
+#define LETHE_RUNTIME_CUDA_CUDARUNTIME_H
+
+#include "lethe_rt.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+/// An event of the ABI: a CUDA event (timing disabled) and whether it was
+/// ever recorded (a wait on an event never recorded is an error on every
+/// Lethe backend; CUDA would treat it as complete).
+struct lethe_rt_event {
+  cudaEvent_t event = nullptr;
+  bool recorded = false;
+};
+
+struct lethe_rt_context {
+  /// The message of the last failed call.
+  std::string lastError;
+  /// Why the context has no usable device ("" when it has one): set by
+  /// lethe_rt_context_create when creating the streams or the cuBLAS handle
+  /// failed (no GPU, no driver), and reported by every call that needs them.
+  std::string deviceError;
+
+  /// The device the context was created on (cudaSetDevice before each use
+  /// would cost; the context is used by one thread, which keeps it current).
+  int device = 0;
+  /// The three streams of the ABI, non-blocking (the legacy default stream,
+  /// which other code in the process may use, orders nothing here).
+  cudaStream_t compute = nullptr, deviceToHost = nullptr,
+               hostToDevice = nullptr;
+  /// cuBLAS, bound to `compute`.
+  cublasHandle_t cublas = nullptr;
+  /// Eight bytes of device memory through which a kernel reports a
+  /// data-dependent error (an integer division by zero) to the host.
+  uint64_t *deviceStatus = nullptr;
+
+  /// Whether lethe_rt_memory_init has run (successfully).
+  bool memoryInitialized = false;
+  /// The arena (one cudaMalloc) and the host pool (one pinned
+  /// cudaHostAlloc), with the sizes asked for.
+  uint8_t *arena = nullptr, *hostPool = nullptr;
+  uint64_t arenaBytes = 0, hostPoolBytes = 0;
+  /// The live events of this context, which owns them.
+  std::unordered_map<const lethe_rt_event *, std::unique_ptr<lethe_rt_event>>
+      events;
+  /// Copies issued so far (lethe_rt_get_memory_stats).
+  uint64_t offloadedBytes = 0, prefetchedBytes = 0, offloads = 0,
+           prefetches = 0;
+  /// What lethe_rt_op_begin calls (lethe_rt_set_op_hook).
+  lethe_rt_op_hook opHook = nullptr;
+  void *opHookData = nullptr;
+};
+
+namespace lethe::rt {
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+/// Records "<call>: <printf-formatted message>" as the context's last error
+/// and returns LETHE_RT_ERROR.
+lethe_rt_status fail(lethe_rt_context *context, const char *call,
+                     const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/// Returns true when `status` is cudaSuccess; otherwise records
+/// "<call>: <cudaFunction> failed: <cudaGetErrorString> (<error name>)" and
+/// returns false.
+bool checkCuda(lethe_rt_context *context, const char *call,
+               const char *cudaFunction, cudaError_t status);
+
+/// The same for a cuBLAS status.
+bool checkCublas(lethe_rt_context *context, const char *call,
+                 const char *cublasFunction, cublasStatus_t status);
+
+/// Checks that a kernel just launched on the compute stream was launched
+/// (cudaGetLastError); errors while it runs surface at the next
+/// synchronizing call.
+bool checkLaunch(lethe_rt_context *context, const char *call,
+                 const char *kernelName);
+
+/// The context has a device (streams and cuBLAS); records an error naming
+/// `call` otherwise.
+bool checkDevice(lethe_rt_context *context, const char *call);
+
+/// The name of a dtype as in MLIR ("f32", "i64", ...).
+const char *dtypeName(lethe_rt_dtype dtype);
+
+/// "2x3x4" for a tensor's shape ("scalar" for rank 0).
+std::string shapeString(const lethe_rt_tensor &tensor);
+/// The same for a shape.
+std::string shapeText(const std::vector<int64_t> &shape);
+
+//===----------------------------------------------------------------------===//
+// Argument checks: each records an error naming `kernel` and `what` (the
+// argument, e.g. "x") and returns false when the check fails.
+//===----------------------------------------------------------------------===//
+
+/// `tensor` is non-null, has a valid dtype and rank, and (unless it has no
+/// elements) data that lies within the context's arena: kernels read and
+/// write device memory, and a host pointer would fault on the device and
+/// poison the CUDA context instead of failing this call.
+bool checkTensor(lethe_rt_context *context, const char *kernel,
+                 const char *what, const lethe_rt_tensor *tensor);
+/// `tensor` is valid and of a float dtype (f16, bf16, f32, f64).
+bool checkFloatTensor(lethe_rt_context *context, const char *kernel,
+                      const char *what, const lethe_rt_tensor *tensor);
+/// `tensor` is valid and has exactly `dtype`.
+bool checkDtype(lethe_rt_context *context, const char *kernel, const char *what,
+                const lethe_rt_tensor *tensor, lethe_rt_dtype dtype);
+/// `a` and `b` have the same shape.
+bool checkSameShape(lethe_rt_context *context, const char *kernel,
+                    const char *whatA, const lethe_rt_tensor &a,
+                    const char *whatB, const lethe_rt_tensor &b);
+/// `tensor` has rank `rank`.
+bool checkRank(lethe_rt_context *context, const char *kernel, const char *what,
+               const lethe_rt_tensor &tensor, int32_t rank);
+
+inline bool isFloat(lethe_rt_dtype dtype) {
+  return dtype == LETHE_RT_F16 || dtype == LETHE_RT_BF16 ||
+         dtype == LETHE_RT_F32 || dtype == LETHE_RT_F64;
+}
+
+inline int64_t numElements(const lethe_rt_tensor &tensor) {
+  int64_t count = 1;
+  for (int32_t i = 0; i < tensor.rank; ++i)
+    count *= tensor.shape[i];
+  return count;
+}
+
+/// The shape of `tensor` as a vector.
+inline std::vector<int64_t> shapeOf(const lethe_rt_tensor &tensor) {
+  return std::vector<int64_t>(tensor.shape, tensor.shape + tensor.rank);
+}
+
+/// Whether the data of two tensors overlap in memory.
+inline bool overlaps(const lethe_rt_tensor &a, const lethe_rt_tensor &b) {
+  if (numElements(a) == 0 || numElements(b) == 0)
+    return false;
+  auto begin = [](const lethe_rt_tensor &t) {
+    return reinterpret_cast<uintptr_t>(t.data);
+  };
+  auto end = [&](const lethe_rt_tensor &t) {
+    return begin(t) + numElements(t) * lethe_rt_dtype_size(t.dtype);
+  };
+  return begin(a) < end(b) && begin(b) < end(a);
+}
+
+//===----------------------------------------------------------------------===//
+// Indexing
+//===----------------------------------------------------------------------===//
+
+/// Row-major strides (in elements) of `tensor`.
+std::vector<int64_t> stridesOf(const lethe_rt_tensor &tensor);
+
+/// Strides with which to read `input` at the indices of `output` when input
+/// broadcasts to output (ONNX multidirectional rule, input right-aligned):
+/// broadcast dims get stride 0. Has output.rank entries. Fails (returns false)
+/// when input does not broadcast to output.
+bool broadcastStrides(const lethe_rt_tensor &input,
+                      const lethe_rt_tensor &output,
+                      std::vector<int64_t> &strides);
+
+} // namespace lethe::rt
+
+#endif // LETHE_RUNTIME_CUDA_CUDARUNTIME_H
