@@ -46,8 +46,9 @@ struct lethe_rt_context {
   /// failed (no GPU, no driver), and reported by every call that needs them.
   std::string deviceError;
 
-  /// The device the context was created on (cudaSetDevice before each use
-  /// would cost; the context is used by one thread, which keeps it current).
+  /// The device that was current when the context was created. Calls do not
+  /// make it current again: the caller keeps it current (one device per
+  /// process for now).
   int device = 0;
   /// The three streams of the ABI, non-blocking (the legacy default stream,
   /// which other code in the process may use, orders nothing here).
