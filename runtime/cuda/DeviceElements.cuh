@@ -307,6 +307,10 @@ bool launchElementwise(lethe_rt_context *context, const char *call,
   int64_t blocks = (count + threadsPerBlock - 1) / threadsPerBlock;
   if (blocks > (int64_t(1) << 16))
     blocks = int64_t(1) << 16;
+  // Clears the error an earlier failed call left (say, a cudaMalloc out of
+  // memory, which the caller has already been told about), so that
+  // checkLaunch reports this launch's alone.
+  (void)cudaGetLastError();
   kernel<<<static_cast<unsigned>(blocks), threadsPerBlock, 0,
            context->compute>>>(std::forward<Arguments>(arguments)...);
   return checkLaunch(context, call, kernelName);
