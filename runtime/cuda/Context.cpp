@@ -13,7 +13,6 @@
 #include "CudaRuntime.h"
 
 #include <cstdarg>
-#include <cstdio>
 #include <new>
 
 using namespace lethe::rt;
@@ -122,13 +121,11 @@ extern "C" lethe_rt_status lethe_rt_op_begin(lethe_rt_context *context,
 
 lethe_rt_status lethe::rt::fail(lethe_rt_context *context, const char *call,
                                 const char *format, ...) {
-  char message[512];
   va_list arguments;
   va_start(arguments, format);
-  std::vsnprintf(message, sizeof(message), format, arguments);
-  va_end(arguments);
   if (context)
-    context->lastError = std::string(call) + ": " + message;
+    recordError(context->lastError, call, format, arguments);
+  va_end(arguments);
   return LETHE_RT_ERROR;
 }
 
@@ -168,116 +165,17 @@ bool lethe::rt::checkDevice(lethe_rt_context *context, const char *call) {
   return false;
 }
 
-const char *lethe::rt::dtypeName(lethe_rt_dtype dtype) {
-  switch (dtype) {
-  case LETHE_RT_F16:
-    return "f16";
-  case LETHE_RT_BF16:
-    return "bf16";
-  case LETHE_RT_F32:
-    return "f32";
-  case LETHE_RT_F64:
-    return "f64";
-  case LETHE_RT_I1:
-    return "i1";
-  case LETHE_RT_I8:
-    return "i8";
-  case LETHE_RT_I32:
-    return "i32";
-  case LETHE_RT_I64:
-    return "i64";
-  case LETHE_RT_I16:
-    return "i16";
-  case LETHE_RT_U8:
-    return "ui8";
-  case LETHE_RT_U16:
-    return "ui16";
-  case LETHE_RT_U32:
-    return "ui32";
-  case LETHE_RT_U64:
-    return "ui64";
-  }
-  return "<invalid dtype>";
-}
-
-std::string lethe::rt::shapeText(const std::vector<int64_t> &shape) {
-  if (shape.empty())
-    return "scalar";
-  std::string text;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i)
-      text += 'x';
-    text += std::to_string(shape[i]);
-  }
-  return text;
-}
-
-std::string lethe::rt::shapeString(const lethe_rt_tensor &tensor) {
-  return shapeText(shapeOf(tensor));
-}
-
-extern "C" size_t lethe_rt_dtype_size(lethe_rt_dtype dtype) {
-  switch (dtype) {
-  case LETHE_RT_F16:
-  case LETHE_RT_BF16:
-  case LETHE_RT_I16:
-  case LETHE_RT_U16:
-    return 2;
-  case LETHE_RT_F32:
-  case LETHE_RT_I32:
-  case LETHE_RT_U32:
-    return 4;
-  case LETHE_RT_F64:
-  case LETHE_RT_I64:
-  case LETHE_RT_U64:
-    return 8;
-  case LETHE_RT_I1:
-  case LETHE_RT_I8:
-  case LETHE_RT_U8:
-    return 1;
-  }
-  return 0;
-}
-
-extern "C" int64_t lethe_rt_num_elements(const lethe_rt_tensor *tensor) {
-  return tensor ? numElements(*tensor) : 0;
-}
-
 //===----------------------------------------------------------------------===//
 // Argument checks
 //===----------------------------------------------------------------------===//
 
 bool lethe::rt::checkTensor(lethe_rt_context *context, const char *kernel,
                             const char *what, const lethe_rt_tensor *tensor) {
-  if (!tensor) {
-    fail(context, kernel, "%s is missing (null descriptor)", what);
+  if (!report(context, kernel, tensorError(what, tensor)))
     return false;
-  }
-  if (lethe_rt_dtype_size(tensor->dtype) == 0) {
-    fail(context, kernel, "%s has an invalid dtype %d", what,
-         static_cast<int>(tensor->dtype));
-    return false;
-  }
-  if (tensor->rank < 0 || (tensor->rank > 0 && !tensor->shape)) {
-    fail(context, kernel, "%s has an invalid rank %d or no shape", what,
-         tensor->rank);
-    return false;
-  }
-  for (int32_t i = 0; i < tensor->rank; ++i) {
-    if (tensor->shape[i] < 0) {
-      fail(context, kernel, "%s has a negative dimension %lld", what,
-           static_cast<long long>(tensor->shape[i]));
-      return false;
-    }
-  }
   int64_t count = numElements(*tensor);
   if (count == 0)
     return true;
-  if (!tensor->data) {
-    fail(context, kernel, "%s (%s) has no data", what,
-         shapeString(*tensor).c_str());
-    return false;
-  }
   // Compared as integers: the data need not point into any allocation.
   uintptr_t begin = reinterpret_cast<uintptr_t>(tensor->data);
   uintptr_t arena = reinterpret_cast<uintptr_t>(context->arena);
@@ -292,84 +190,6 @@ bool lethe::rt::checkTensor(lethe_rt_context *context, const char *kernel,
          what, shapeString(*tensor).c_str(),
          static_cast<unsigned long long>(bytes));
     return false;
-  }
-  return true;
-}
-
-bool lethe::rt::checkFloatTensor(lethe_rt_context *context, const char *kernel,
-                                 const char *what,
-                                 const lethe_rt_tensor *tensor) {
-  if (!checkTensor(context, kernel, what, tensor))
-    return false;
-  if (!isFloat(tensor->dtype)) {
-    fail(context, kernel, "%s must be f16, bf16, f32 or f64, got %s", what,
-         dtypeName(tensor->dtype));
-    return false;
-  }
-  return true;
-}
-
-bool lethe::rt::checkDtype(lethe_rt_context *context, const char *kernel,
-                           const char *what, const lethe_rt_tensor *tensor,
-                           lethe_rt_dtype dtype) {
-  if (!checkTensor(context, kernel, what, tensor))
-    return false;
-  if (tensor->dtype != dtype) {
-    fail(context, kernel, "%s must be %s, got %s", what, dtypeName(dtype),
-         dtypeName(tensor->dtype));
-    return false;
-  }
-  return true;
-}
-
-bool lethe::rt::checkSameShape(lethe_rt_context *context, const char *kernel,
-                               const char *whatA, const lethe_rt_tensor &a,
-                               const char *whatB, const lethe_rt_tensor &b) {
-  if (shapeOf(a) == shapeOf(b))
-    return true;
-  fail(context, kernel, "%s (%s) and %s (%s) must have the same shape", whatA,
-       shapeString(a).c_str(), whatB, shapeString(b).c_str());
-  return false;
-}
-
-bool lethe::rt::checkRank(lethe_rt_context *context, const char *kernel,
-                          const char *what, const lethe_rt_tensor &tensor,
-                          int32_t rank) {
-  if (tensor.rank == rank)
-    return true;
-  fail(context, kernel, "%s must have rank %d, got %s", what, rank,
-       shapeString(tensor).c_str());
-  return false;
-}
-
-//===----------------------------------------------------------------------===//
-// Indexing
-//===----------------------------------------------------------------------===//
-
-std::vector<int64_t> lethe::rt::stridesOf(const lethe_rt_tensor &tensor) {
-  std::vector<int64_t> strides(tensor.rank);
-  int64_t stride = 1;
-  for (int32_t i = tensor.rank; i-- > 0;) {
-    strides[i] = stride;
-    stride *= tensor.shape[i];
-  }
-  return strides;
-}
-
-bool lethe::rt::broadcastStrides(const lethe_rt_tensor &input,
-                                 const lethe_rt_tensor &output,
-                                 std::vector<int64_t> &strides) {
-  if (input.rank > output.rank)
-    return false;
-  std::vector<int64_t> inputStrides = stridesOf(input);
-  strides.assign(output.rank, 0);
-  int32_t offset = output.rank - input.rank;
-  for (int32_t i = 0; i < input.rank; ++i) {
-    int64_t dim = input.shape[i], outDim = output.shape[offset + i];
-    if (dim == outDim)
-      strides[offset + i] = dim == 1 ? 0 : inputStrides[i];
-    else if (dim != 1)
-      return false;
   }
   return true;
 }

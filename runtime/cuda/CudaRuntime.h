@@ -11,14 +11,17 @@
 // (runtime/include/lethe_rt.h). Host code only: device code includes
 // DeviceElements.cuh.
 //
-// The argument checks give the CPU backend's messages (runtime/cpu/
-// Context.cpp), so that a program fails the same way on either backend.
+// The argument checks and their messages are those of runtime/common
+// (Checks.h), which the CPU backend gives too, so that a program fails the
+// same way on either backend.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LETHE_RUNTIME_CUDA_CUDARUNTIME_H
 #define LETHE_RUNTIME_CUDA_CUDARUNTIME_H
 
+#include "common/Checks.h"
+#include "common/Tensor.h"
 #include "lethe_rt.h"
 
 #include <cublas_v2.h>
@@ -83,12 +86,6 @@ namespace lethe::rt {
 // Errors
 //===----------------------------------------------------------------------===//
 
-/// Records "<call>: <printf-formatted message>" as the context's last error
-/// and returns LETHE_RT_ERROR.
-lethe_rt_status fail(lethe_rt_context *context, const char *call,
-                     const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /// Returns true when `status` is cudaSuccess; otherwise records
 /// "<call>: <cudaFunction> failed: <cudaGetErrorString> (<error name>)" and
 /// returns false.
@@ -109,83 +106,10 @@ bool checkLaunch(lethe_rt_context *context, const char *call,
 /// `call` otherwise.
 bool checkDevice(lethe_rt_context *context, const char *call);
 
-/// The name of a dtype as in MLIR ("f32", "i64", ...).
-const char *dtypeName(lethe_rt_dtype dtype);
-
-/// "2x3x4" for a tensor's shape ("scalar" for rank 0).
-std::string shapeString(const lethe_rt_tensor &tensor);
-/// The same for a shape.
-std::string shapeText(const std::vector<int64_t> &shape);
-
-//===----------------------------------------------------------------------===//
-// Argument checks: each records an error naming `kernel` and `what` (the
-// argument, e.g. "x") and returns false when the check fails.
-//===----------------------------------------------------------------------===//
-
-/// `tensor` is non-null, has a valid dtype and rank, and (unless it has no
-/// elements) data that lies within the context's arena: kernels read and
-/// write device memory, and a host pointer would fault on the device and
-/// poison the CUDA context instead of failing this call.
-bool checkTensor(lethe_rt_context *context, const char *kernel,
-                 const char *what, const lethe_rt_tensor *tensor);
-/// `tensor` is valid and of a float dtype (f16, bf16, f32, f64).
-bool checkFloatTensor(lethe_rt_context *context, const char *kernel,
-                      const char *what, const lethe_rt_tensor *tensor);
-/// `tensor` is valid and has exactly `dtype`.
-bool checkDtype(lethe_rt_context *context, const char *kernel, const char *what,
-                const lethe_rt_tensor *tensor, lethe_rt_dtype dtype);
-/// `a` and `b` have the same shape.
-bool checkSameShape(lethe_rt_context *context, const char *kernel,
-                    const char *whatA, const lethe_rt_tensor &a,
-                    const char *whatB, const lethe_rt_tensor &b);
-/// `tensor` has rank `rank`.
-bool checkRank(lethe_rt_context *context, const char *kernel, const char *what,
-               const lethe_rt_tensor &tensor, int32_t rank);
-
-inline bool isFloat(lethe_rt_dtype dtype) {
-  return dtype == LETHE_RT_F16 || dtype == LETHE_RT_BF16 ||
-         dtype == LETHE_RT_F32 || dtype == LETHE_RT_F64;
-}
-
-inline int64_t numElements(const lethe_rt_tensor &tensor) {
-  int64_t count = 1;
-  for (int32_t i = 0; i < tensor.rank; ++i)
-    count *= tensor.shape[i];
-  return count;
-}
-
-/// The shape of `tensor` as a vector.
-inline std::vector<int64_t> shapeOf(const lethe_rt_tensor &tensor) {
-  return std::vector<int64_t>(tensor.shape, tensor.shape + tensor.rank);
-}
-
-/// Whether the data of two tensors overlap in memory.
-inline bool overlaps(const lethe_rt_tensor &a, const lethe_rt_tensor &b) {
-  if (numElements(a) == 0 || numElements(b) == 0)
-    return false;
-  auto begin = [](const lethe_rt_tensor &t) {
-    return reinterpret_cast<uintptr_t>(t.data);
-  };
-  auto end = [&](const lethe_rt_tensor &t) {
-    return begin(t) + numElements(t) * lethe_rt_dtype_size(t.dtype);
-  };
-  return begin(a) < end(b) && begin(b) < end(a);
-}
-
-//===----------------------------------------------------------------------===//
-// Indexing
-//===----------------------------------------------------------------------===//
-
-/// Row-major strides (in elements) of `tensor`.
-std::vector<int64_t> stridesOf(const lethe_rt_tensor &tensor);
-
-/// Strides with which to read `input` at the indices of `output` when input
-/// broadcasts to output (ONNX multidirectional rule, input right-aligned):
-/// broadcast dims get stride 0. Has output.rank entries. Fails (returns false)
-/// when input does not broadcast to output.
-bool broadcastStrides(const lethe_rt_tensor &input,
-                      const lethe_rt_tensor &output,
-                      std::vector<int64_t> &strides);
+// checkTensor (declared in common/Checks.h): tensorError's checks, and
+// (unless the tensor has no elements) data that lies within the context's
+// arena: kernels read and write device memory, and a host pointer would fault
+// on the device and poison the CUDA context instead of failing this call.
 
 } // namespace lethe::rt
 

@@ -423,28 +423,6 @@ __global__ void castKernel(const void *in, void *out, int64_t count) {
 // Argument handling shared by the kernels
 //===----------------------------------------------------------------------===//
 
-/// The ONNX multidirectional broadcast of `operands`' shapes into `shape`;
-/// false when they do not broadcast.
-bool broadcastShape(const std::vector<const lethe_rt_tensor *> &operands,
-                    std::vector<int64_t> &shape) {
-  int32_t rank = 0;
-  for (const lethe_rt_tensor *operand : operands)
-    rank = std::max(rank, operand->rank);
-  shape.assign(rank, 1);
-  for (const lethe_rt_tensor *operand : operands) {
-    for (int32_t i = 0; i < operand->rank; ++i) {
-      int64_t dim = operand->shape[i];
-      int64_t &result = shape[rank - operand->rank + i];
-      if (dim == 1)
-        continue;
-      if (result != 1 && result != dim)
-        return false;
-      result = dim;
-    }
-  }
-  return true;
-}
-
 /// Checks that the `Operands` operands broadcast together to exactly out's
 /// shape and builds the map that reads them over it; records an error naming
 /// them otherwise.
@@ -454,27 +432,15 @@ bool broadcastOperands(lethe_rt_context *context, const char *kernel,
                        const lethe_rt_tensor *const (&operands)[Operands],
                        const lethe_rt_tensor &out,
                        BroadcastMap<Operands> &map) {
-  std::string described;
-  for (int k = 0; k < Operands; ++k) {
-    described += k == 0 ? "" : k + 1 == Operands ? " and " : ", ";
-    described += std::string(names[k]) + " (" + shapeString(*operands[k]) + ")";
-  }
-  std::vector<int64_t> shape;
-  if (!broadcastShape(
-          std::vector<const lethe_rt_tensor *>(operands, operands + Operands),
-          shape)) {
-    fail(context, kernel, "%s do not broadcast", described.c_str());
+  std::vector<std::vector<int64_t>> strides;
+  if (!report(context, kernel,
+              broadcastOperandsError(
+                  std::vector<const char *>(names, names + Operands),
+                  std::vector<const lethe_rt_tensor *>(operands,
+                                                       operands + Operands),
+                  out, strides)))
     return false;
-  }
-  if (shapeOf(out) != shape) {
-    fail(context, kernel, "out (%s) must be %s, the broadcast of %s",
-         shapeString(out).c_str(), shapeText(shape).c_str(), described.c_str());
-    return false;
-  }
-  std::vector<std::vector<int64_t>> strides(Operands);
-  for (int k = 0; k < Operands; ++k)
-    broadcastStrides(*operands[k], out, strides[k]);
-  if (!makeBroadcastMap(shape, strides, map)) {
+  if (!makeBroadcastMap(shapeOf(out), strides, map)) {
     fail(context, kernel,
          "out (%s) has more than %d dims that do not merge (a limit of the "
          "cuda backend)",

@@ -11,17 +11,17 @@
 // two streams of their own, and events are CUDA events without timing (the
 // cheapest kind; the ABI only orders streams with them).
 //
-// The argument checks are the CPU backend's (runtime/cpu/Memory.cpp), with
-// the same messages; what the CPU backend simulates, the hardware does.
+// The argument checks and the event registry are those the CPU backend uses
+// too (runtime/common), with the same messages; what the CPU backend
+// simulates, the hardware does.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaRuntime.h"
+#include "common/Events.h"
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
-#include <unordered_set>
 
 using namespace lethe::rt;
 
@@ -32,93 +32,37 @@ namespace {
 constexpr uint64_t memoryAlignment = 256;
 
 //===----------------------------------------------------------------------===//
-// Event registry
-//===----------------------------------------------------------------------===//
-
-/// The live events of every context. A context finds its own events in its
-/// `events` map; the registry only tells, for an event it does not own,
-/// whether that is another context's live event or a destroyed one, without
-/// reading memory that may have been freed.
-struct EventRegistry {
-  std::mutex mutex;
-  std::unordered_set<const lethe_rt_event *> events;
-};
-
-EventRegistry &eventRegistry() {
-  // Never destroyed, so that a context destroyed during static destruction
-  // still finds it.
-  static EventRegistry *registry = new EventRegistry;
-  return *registry;
-}
-
-//===----------------------------------------------------------------------===//
-// Argument checks: each records an error naming `call` and returns false when
-// the check fails.
+// Argument checks (runtime/common/Checks.h): each records an error naming
+// `call` and returns false when the check fails.
 //===----------------------------------------------------------------------===//
 
 bool checkStream(lethe_rt_context *context, const char *call,
                  lethe_rt_stream stream) {
-  int value = static_cast<int>(stream);
-  if (value >= LETHE_RT_STREAM_COMPUTE &&
-      value <= LETHE_RT_STREAM_HOST_TO_DEVICE)
-    return true;
-  fail(context, call,
-       "unknown stream %d (0 compute, 1 device-to-host, 2 host-to-device)",
-       value);
-  return false;
+  return report(context, call, streamError(stream));
 }
 
 bool checkMemoryInitialized(lethe_rt_context *context, const char *call) {
-  if (context->memoryInitialized)
-    return true;
-  fail(context, call,
-       "memory is not initialized (call lethe_rt_memory_init first)");
-  return false;
-}
-
-/// [offset, offset + bytes) lies within a memory of `size` bytes named
-/// `memory` ("arena" or "host pool"); `what` names the offset.
-bool checkRange(lethe_rt_context *context, const char *call, const char *what,
-                uint64_t offset, uint64_t bytes, const char *memory,
-                uint64_t size) {
-  if (offset <= size && bytes <= size - offset) // offset + bytes may overflow
-    return true;
-  fail(context, call,
-       "%s %llu + %llu bytes is past the end of the %s (%llu bytes)", what,
-       static_cast<unsigned long long>(offset),
-       static_cast<unsigned long long>(bytes), memory,
-       static_cast<unsigned long long>(size));
-  return false;
+  return report(context, call,
+                memoryInitializedError(context->memoryInitialized));
 }
 
 bool checkArenaRange(lethe_rt_context *context, const char *call,
                      uint64_t offset, uint64_t bytes) {
-  return checkRange(context, call, "arena offset", offset, bytes, "arena",
-                    context->arenaBytes);
+  return report(context, call,
+                arenaRangeError(offset, bytes, context->arenaBytes));
 }
 
 bool checkHostRange(lethe_rt_context *context, const char *call,
                     uint64_t offset, uint64_t bytes) {
-  return checkRange(context, call, "host offset", offset, bytes, "host pool",
-                    context->hostPoolBytes);
+  return report(context, call,
+                hostRangeError(offset, bytes, context->hostPoolBytes));
 }
 
 /// `event` is a live event of `context`.
 bool checkEvent(lethe_rt_context *context, const char *call,
                 const lethe_rt_event *event) {
-  if (!event) {
-    fail(context, call, "event is null");
-    return false;
-  }
-  if (context->events.count(event))
-    return true;
-  EventRegistry &registry = eventRegistry();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  if (registry.events.count(event))
-    fail(context, call, "the event belongs to another context");
-  else
-    fail(context, call, "the event was destroyed (or never created)");
-  return false;
+  return report(context, call,
+                eventError(event, event && context->events.count(event)));
 }
 
 cudaStream_t streamOf(const lethe_rt_context &context, lethe_rt_stream stream) {
@@ -323,11 +267,7 @@ extern "C" lethe_rt_status lethe_rt_event_create(lethe_rt_context *context,
           context, call, "cudaEventCreateWithFlags",
           cudaEventCreateWithFlags(&created->event, cudaEventDisableTiming)))
     return LETHE_RT_ERROR;
-  {
-    EventRegistry &registry = eventRegistry();
-    std::lock_guard<std::mutex> lock(registry.mutex);
-    registry.events.insert(created.get());
-  }
+  registerEvent(created.get());
   *event = created.get();
   context->events.emplace(created.get(), std::move(created));
   return LETHE_RT_OK;
@@ -345,11 +285,7 @@ extern "C" lethe_rt_status lethe_rt_event_destroy(lethe_rt_context *context,
   // CUDA keeps a destroyed event's pending mark alive for the waits already
   // issued on it, which the ABI promises.
   cudaError_t status = cudaEventDestroy(event->event);
-  {
-    EventRegistry &registry = eventRegistry();
-    std::lock_guard<std::mutex> lock(registry.mutex);
-    registry.events.erase(event);
-  }
+  unregisterEvent(event);
   context->events.erase(event);
   return checkCuda(context, call, "cudaEventDestroy", status) ? LETHE_RT_OK
                                                               : LETHE_RT_ERROR;
