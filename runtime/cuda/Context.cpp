@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaRuntime.h"
+#include "common/Events.h"
 
 #include <cstdarg>
 #include <new>
@@ -59,6 +60,9 @@ void destroyDeviceResources(lethe_rt_context &context) {
       cudaStreamSynchronize(stream);
   for (auto &entry : context.events)
     cudaEventDestroy(entry.second->event);
+  // As the CPU backend: a destroyed context's events are no one's, so that
+  // a later use says "destroyed" rather than "another context's".
+  unregisterEvents(context.events);
   context.events.clear();
   if (context.cublas)
     cublasDestroy(context.cublas);
