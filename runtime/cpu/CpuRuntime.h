@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // What every kernel of the CPU backend shares: the context (with its memory,
-// copy streams and events), error reporting, f16/bf16 storage, dispatch on the
-// element type, argument checks and broadcast indexing. Not part of the ABI
-// (runtime/include/lethe_rt.h).
+// copy streams and events), argument checks and broadcast indexing, on top of
+// what the backends share (runtime/common: error messages and checks, tensor
+// helpers, f16/bf16 storage and dispatch on the element type). Not part of
+// the ABI (runtime/include/lethe_rt.h).
 //
 // Kernels are deterministic: each output element is computed by one fixed
 // sequence of operations, whatever the machine or the thread count, so a
@@ -18,6 +19,9 @@
 #ifndef LETHE_RUNTIME_CPU_CPURUNTIME_H
 #define LETHE_RUNTIME_CPU_CPURUNTIME_H
 
+#include "common/Checks.h"
+#include "common/ElementTypes.h"
+#include "common/Tensor.h"
 #include "lethe_rt.h"
 
 #include <cstdint>
@@ -114,204 +118,8 @@ struct lethe_rt_context {
 namespace lethe::rt {
 
 //===----------------------------------------------------------------------===//
-// Errors
-//===----------------------------------------------------------------------===//
-
-/// Records "<kernel>: <printf-formatted message>" as the context's last error
-/// and returns LETHE_RT_ERROR.
-lethe_rt_status fail(lethe_rt_context *context, const char *kernel,
-                     const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/// The name of a dtype as in MLIR ("f32", "i64", ...).
-const char *dtypeName(lethe_rt_dtype dtype);
-
-/// "2x3x4" for a tensor's shape ("scalar" for rank 0).
-std::string shapeString(const lethe_rt_tensor &tensor);
-
-//===----------------------------------------------------------------------===//
-// Argument checks: each records an error naming `kernel` and `what` (the
-// argument, e.g. "x") and returns false when the check fails.
-//===----------------------------------------------------------------------===//
-
-/// `tensor` is non-null, has data (unless it has no elements) and a valid
-/// dtype and rank.
-bool checkTensor(lethe_rt_context *context, const char *kernel,
-                 const char *what, const lethe_rt_tensor *tensor);
-/// `tensor` is valid and of a float dtype (f16, bf16, f32, f64).
-bool checkFloatTensor(lethe_rt_context *context, const char *kernel,
-                      const char *what, const lethe_rt_tensor *tensor);
-/// `tensor` is valid and has exactly `dtype`.
-bool checkDtype(lethe_rt_context *context, const char *kernel, const char *what,
-                const lethe_rt_tensor *tensor, lethe_rt_dtype dtype);
-/// `a` and `b` have the same shape.
-bool checkSameShape(lethe_rt_context *context, const char *kernel,
-                    const char *whatA, const lethe_rt_tensor &a,
-                    const char *whatB, const lethe_rt_tensor &b);
-/// `tensor` has rank `rank`.
-bool checkRank(lethe_rt_context *context, const char *kernel, const char *what,
-               const lethe_rt_tensor &tensor, int32_t rank);
-
-inline bool isFloat(lethe_rt_dtype dtype) {
-  return dtype == LETHE_RT_F16 || dtype == LETHE_RT_BF16 ||
-         dtype == LETHE_RT_F32 || dtype == LETHE_RT_F64;
-}
-
-inline int64_t numElements(const lethe_rt_tensor &tensor) {
-  int64_t count = 1;
-  for (int32_t i = 0; i < tensor.rank; ++i)
-    count *= tensor.shape[i];
-  return count;
-}
-
-//===----------------------------------------------------------------------===//
-// Element types
-//===----------------------------------------------------------------------===//
-
-/// IEEE half-precision storage.
-struct Half {
-  uint16_t bits;
-};
-/// bfloat16 storage.
-struct BFloat16 {
-  uint16_t bits;
-};
-/// Boolean storage: one byte, 0 or 1.
-struct Bool {
-  uint8_t value;
-};
-
-float halfToFloat(Half value);
-Half floatToHalf(float value); // round to nearest even
-float bfloat16ToFloat(BFloat16 value);
-BFloat16 floatToBFloat16(float value); // round to nearest even
-
-/// The type a storage type computes in: float for f16, bf16 and f32; itself
-/// otherwise (double, integers; int for Bool).
-template <typename T> struct ComputeTypeOf {
-  using type = T;
-};
-template <> struct ComputeTypeOf<Half> {
-  using type = float;
-};
-template <> struct ComputeTypeOf<BFloat16> {
-  using type = float;
-};
-template <> struct ComputeTypeOf<Bool> {
-  using type = int;
-};
-template <typename T> using ComputeType = typename ComputeTypeOf<T>::type;
-
-/// Reads element `index` of storage type T as its compute type.
-template <typename T>
-inline ComputeType<T> load(const void *data, int64_t index) {
-  const T &value = static_cast<const T *>(data)[index];
-  if constexpr (std::is_same_v<T, Half>)
-    return halfToFloat(value);
-  else if constexpr (std::is_same_v<T, BFloat16>)
-    return bfloat16ToFloat(value);
-  else if constexpr (std::is_same_v<T, Bool>)
-    return value.value != 0;
-  else
-    return value;
-}
-
-/// Writes `value` (a compute-type value) to element `index` of storage type T.
-template <typename T, typename V>
-inline void store(void *data, int64_t index, V value) {
-  T &slot = static_cast<T *>(data)[index];
-  if constexpr (std::is_same_v<T, Half>)
-    slot = floatToHalf(static_cast<float>(value));
-  else if constexpr (std::is_same_v<T, BFloat16>)
-    slot = floatToBFloat16(static_cast<float>(value));
-  else if constexpr (std::is_same_v<T, Bool>)
-    slot.value = value != 0;
-  else
-    slot = static_cast<T>(value);
-}
-
-/// Calls `function(T{})` with T the storage type of `dtype`, for float dtypes;
-/// returns false (without calling) for others.
-template <typename Function>
-bool dispatchFloat(lethe_rt_dtype dtype, Function &&function) {
-  switch (dtype) {
-  case LETHE_RT_F16:
-    function(Half{});
-    return true;
-  case LETHE_RT_BF16:
-    function(BFloat16{});
-    return true;
-  case LETHE_RT_F32:
-    function(float{});
-    return true;
-  case LETHE_RT_F64:
-    function(double{});
-    return true;
-  default:
-    return false;
-  }
-}
-
-/// Like dispatchFloat, for integer dtypes (i8 as int8_t, ui8 as uint8_t, ...;
-/// not i1).
-template <typename Function>
-bool dispatchInteger(lethe_rt_dtype dtype, Function &&function) {
-  switch (dtype) {
-  case LETHE_RT_I8:
-    function(int8_t{});
-    return true;
-  case LETHE_RT_I16:
-    function(int16_t{});
-    return true;
-  case LETHE_RT_I32:
-    function(int32_t{});
-    return true;
-  case LETHE_RT_I64:
-    function(int64_t{});
-    return true;
-  case LETHE_RT_U8:
-    function(uint8_t{});
-    return true;
-  case LETHE_RT_U16:
-    function(uint16_t{});
-    return true;
-  case LETHE_RT_U32:
-    function(uint32_t{});
-    return true;
-  case LETHE_RT_U64:
-    function(uint64_t{});
-    return true;
-  default:
-    return false;
-  }
-}
-
-/// Like dispatchFloat, for every dtype (i1 as Bool, integers as in
-/// dispatchInteger).
-template <typename Function>
-bool dispatchAny(lethe_rt_dtype dtype, Function &&function) {
-  if (dtype == LETHE_RT_I1) {
-    function(Bool{});
-    return true;
-  }
-  return dispatchInteger(dtype, function) ||
-         dispatchFloat(dtype, std::forward<Function>(function));
-}
-
-//===----------------------------------------------------------------------===//
 // Indexing
 //===----------------------------------------------------------------------===//
-
-/// Row-major strides (in elements) of `tensor`.
-std::vector<int64_t> stridesOf(const lethe_rt_tensor &tensor);
-
-/// Strides with which to read `input` at the indices of `output` when input
-/// broadcasts to output (ONNX multidirectional rule, input right-aligned):
-/// broadcast dims get stride 0. Has output.rank entries. Fails (returns false)
-/// when input does not broadcast to output.
-bool broadcastStrides(const lethe_rt_tensor &input,
-                      const lethe_rt_tensor &output,
-                      std::vector<int64_t> &strides);
 
 /// Calls `function(outputIndex, offsets)` for every element of a tensor of
 /// `shape` in row-major order, where offsets[k] is the running sum of index
@@ -342,11 +150,6 @@ void forEachIndex(const std::vector<int64_t> &shape,
         offsets[k] -= strides[k][dim] * (shape[dim] - 1);
     }
   }
-}
-
-/// The shape of `tensor` as a vector.
-inline std::vector<int64_t> shapeOf(const lethe_rt_tensor &tensor) {
-  return std::vector<int64_t>(tensor.shape, tensor.shape + tensor.rank);
 }
 
 } // namespace lethe::rt

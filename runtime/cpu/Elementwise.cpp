@@ -27,28 +27,6 @@ namespace {
 // Broadcast iteration
 //===----------------------------------------------------------------------===//
 
-/// The ONNX multidirectional broadcast of `operands`' shapes into `shape`;
-/// false when they do not broadcast.
-bool broadcastShape(const std::vector<const lethe_rt_tensor *> &operands,
-                    std::vector<int64_t> &shape) {
-  int32_t rank = 0;
-  for (const lethe_rt_tensor *operand : operands)
-    rank = std::max(rank, operand->rank);
-  shape.assign(rank, 1);
-  for (const lethe_rt_tensor *operand : operands) {
-    for (int32_t i = 0; i < operand->rank; ++i) {
-      int64_t dim = operand->shape[i];
-      int64_t &result = shape[rank - operand->rank + i];
-      if (dim == 1)
-        continue;
-      if (result != 1 && result != dim)
-        return false;
-      result = dim;
-    }
-  }
-  return true;
-}
-
 /// out = op(lhs, rhs) over the broadcast, for storage types L (lhs and out)
 /// and R (rhs): loads in the compute types, stores op's result as L.
 template <typename L, typename R, typename Op>
@@ -294,11 +272,6 @@ int64_t firstZero(const lethe_rt_tensor &tensor) {
 // Cast
 //===----------------------------------------------------------------------===//
 
-template <typename T> constexpr bool isFloatStorage() {
-  return std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
-         std::is_same_v<T, float> || std::is_same_v<T, double>;
-}
-
 /// Sets the lowest mantissa bit of an inexact float (round to odd), so that
 /// a second rounding to f16 or bf16 (at least two bits shorter) rounds as if
 /// from the exact value.
@@ -401,25 +374,8 @@ bool broadcastOperands(lethe_rt_context *context, const char *kernel,
                        const std::vector<const lethe_rt_tensor *> &operands,
                        const lethe_rt_tensor &out,
                        std::vector<std::vector<int64_t>> &strides) {
-  std::string described;
-  for (size_t k = 0; k < operands.size(); ++k) {
-    described += k == 0 ? "" : k + 1 == operands.size() ? " and " : ", ";
-    described += std::string(names[k]) + " (" + shapeString(*operands[k]) + ")";
-  }
-  std::vector<int64_t> shape;
-  if (!broadcastShape(operands, shape)) {
-    fail(context, kernel, "%s do not broadcast", described.c_str());
-    return false;
-  }
-  if (shapeOf(out) != shape) {
-    fail(context, kernel, "out (%s) must be %s, the broadcast of %s",
-         shapeString(out).c_str(), shapeText(shape).c_str(), described.c_str());
-    return false;
-  }
-  strides.resize(operands.size());
-  for (size_t k = 0; k < operands.size(); ++k)
-    broadcastStrides(*operands[k], out, strides[k]);
-  return true;
+  return report(context, kernel,
+                broadcastOperandsError(names, operands, out, strides));
 }
 
 } // namespace

@@ -19,26 +19,6 @@
 
 namespace lethe::rt {
 
-/// "2x3" for a shape ("scalar" when empty), as shapeString does for tensors.
-inline std::string shapeText(const std::vector<int64_t> &shape) {
-  lethe_rt_tensor view{nullptr, LETHE_RT_F32,
-                       static_cast<int32_t>(shape.size()), shape.data()};
-  return shapeString(view);
-}
-
-/// Whether the data of two tensors overlap in memory.
-inline bool overlaps(const lethe_rt_tensor &a, const lethe_rt_tensor &b) {
-  if (numElements(a) == 0 || numElements(b) == 0)
-    return false;
-  auto begin = [](const lethe_rt_tensor &t) {
-    return reinterpret_cast<uintptr_t>(t.data);
-  };
-  auto end = [&](const lethe_rt_tensor &t) {
-    return begin(t) + numElements(t) * lethe_rt_dtype_size(t.dtype);
-  };
-  return begin(a) < end(b) && begin(b) < end(a);
-}
-
 /// Calls `run(base, offsets, innerStrides, count)` for each innermost run of
 /// a row-major iteration over `shape`: the run covers the `count` elements
 /// base, base + 1, ... of the iteration, and operand k's run starts at

@@ -89,70 +89,22 @@ extern "C" lethe_rt_status lethe_rt_matmul(lethe_rt_context *context,
       !checkDtype(context, kernel, "rhs", rhs, lhs->dtype) ||
       !checkDtype(context, kernel, "out", out, lhs->dtype))
     return LETHE_RT_ERROR;
-  if (lhs->rank < 1 || rhs->rank < 1)
-    return fail(context, kernel, "%s must have rank >= 1, got a scalar",
-                lhs->rank < 1 ? "lhs" : "rhs");
-
-  // 1-D operands are promoted to matrices (lhs to a row, rhs to a column)
-  // whose promoted dim is then dropped from the result.
-  int32_t lhsRank = lhs->rank, rhsRank = rhs->rank;
-  int64_t m = lhsRank >= 2 ? lhs->shape[lhsRank - 2] : 1;
-  int64_t k = lhs->shape[lhsRank - 1];
-  int64_t rhsK = rhsRank >= 2 ? rhs->shape[rhsRank - 2] : rhs->shape[0];
-  int64_t n = rhsRank >= 2 ? rhs->shape[rhsRank - 1] : 1;
-  if (k != rhsK)
-    return fail(context, kernel,
-                "lhs (%s) and rhs (%s) have different contraction dims %lld "
-                "and %lld",
-                shapeString(*lhs).c_str(), shapeString(*rhs).c_str(),
-                static_cast<long long>(k), static_cast<long long>(rhsK));
-
-  // Broadcast the batch dims (all but the last two), right-aligned.
-  int32_t lhsBatchRank = std::max(lhsRank - 2, 0);
-  int32_t rhsBatchRank = std::max(rhsRank - 2, 0);
-  int32_t batchRank = std::max(lhsBatchRank, rhsBatchRank);
-  std::vector<int64_t> batchShape(batchRank), lhsStrides(batchRank, 0),
-      rhsStrides(batchRank, 0);
-  int64_t lhsStride = m * k, rhsStride = k * n;
-  for (int32_t dim = batchRank; dim-- > 0;) {
-    int32_t lhsDim = dim - (batchRank - lhsBatchRank);
-    int32_t rhsDim = dim - (batchRank - rhsBatchRank);
-    int64_t lhsSize = lhsDim >= 0 ? lhs->shape[lhsDim] : 1;
-    int64_t rhsSize = rhsDim >= 0 ? rhs->shape[rhsDim] : 1;
-    if (lhsSize != rhsSize && lhsSize != 1 && rhsSize != 1)
-      return fail(context, kernel,
-                  "the batch dims of lhs (%s) and rhs (%s) do not broadcast",
-                  shapeString(*lhs).c_str(), shapeString(*rhs).c_str());
-    batchShape[dim] = std::max(lhsSize, rhsSize);
-    if (lhsSize != 1)
-      lhsStrides[dim] = lhsStride;
-    if (rhsSize != 1)
-      rhsStrides[dim] = rhsStride;
-    lhsStride *= lhsSize;
-    rhsStride *= rhsSize;
-  }
-  std::vector<int64_t> expected = batchShape;
-  if (lhsRank >= 2)
-    expected.push_back(m);
-  if (rhsRank >= 2)
-    expected.push_back(n);
-  if (shapeOf(*out) != expected)
-    return fail(context, kernel,
-                "out (%s) must be %s for lhs (%s) and rhs (%s)",
-                shapeString(*out).c_str(), shapeText(expected).c_str(),
-                shapeString(*lhs).c_str(), shapeString(*rhs).c_str());
+  MatmulShapes shapes;
+  if (!report(context, kernel, matmulShapesError(*lhs, *rhs, *out, shapes)))
+    return LETHE_RT_ERROR;
+  int64_t m = shapes.m, n = shapes.n, k = shapes.k;
   if (numElements(*out) == 0)
     return LETHE_RT_OK;
 
   BatchedProduct product{m, n, k, {}, {}};
-  if (lhsRank >= 2 && rhsStride == k * n) {
+  if (lhs->rank >= 2 && shapes.rhsShared) {
     // rhs is shared by every batch: one product of all lhs rows at once
     // (row-independent, so the same bits as batch by batch).
     product.m = numElements(*out) / n;
     product.lhsOffsets = {0};
     product.rhsOffsets = {0};
   } else {
-    forEachIndex(batchShape, {lhsStrides, rhsStrides},
+    forEachIndex(shapes.batchShape, {shapes.lhsStrides, shapes.rhsStrides},
                  [&](int64_t, const int64_t *offsets) {
                    product.lhsOffsets.push_back(offsets[0]);
                    product.rhsOffsets.push_back(offsets[1]);
@@ -178,25 +130,12 @@ extern "C" lethe_rt_status lethe_rt_gemm(lethe_rt_context *context,
       !checkRank(context, kernel, "a", *a, 2) ||
       !checkRank(context, kernel, "b", *b, 2))
     return LETHE_RT_ERROR;
-  int64_t m = trans_a ? a->shape[1] : a->shape[0];
-  int64_t k = trans_a ? a->shape[0] : a->shape[1];
-  int64_t bK = trans_b ? b->shape[1] : b->shape[0];
-  int64_t n = trans_b ? b->shape[0] : b->shape[1];
-  if (k != bK)
-    return fail(context, kernel,
-                "a (%s, trans_a %d) and b (%s, trans_b %d) have different "
-                "contraction dims %lld and %lld",
-                shapeString(*a).c_str(), trans_a ? 1 : 0,
-                shapeString(*b).c_str(), trans_b ? 1 : 0,
-                static_cast<long long>(k), static_cast<long long>(bK));
-  std::vector<int64_t> expected{m, n};
-  if (shapeOf(*out) != expected)
-    return fail(context, kernel, "out (%s) must be %s",
-                shapeString(*out).c_str(), shapeText(expected).c_str());
+  int64_t m, n, k;
   std::vector<int64_t> cStrides;
-  if (c && !broadcastStrides(*c, *out, cStrides))
-    return fail(context, kernel, "c (%s) does not broadcast to out (%s)",
-                shapeString(*c).c_str(), shapeString(*out).c_str());
+  if (!report(context, kernel,
+              gemmShapesError(*a, *b, c, trans_a, trans_b, *out, m, n, k,
+                              cStrides)))
+    return LETHE_RT_ERROR;
   if (m == 0 || n == 0)
     return LETHE_RT_OK;
 

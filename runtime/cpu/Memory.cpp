@@ -30,103 +30,46 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuRuntime.h"
+#include "common/Events.h"
 
 #include <limits>
-#include <mutex>
-#include <unordered_set>
 
 using namespace lethe::rt;
 
 namespace {
 
 //===----------------------------------------------------------------------===//
-// Event registry
-//===----------------------------------------------------------------------===//
-
-/// The live events of every context. A context finds its own events in its
-/// `events` map; the registry only tells, for an event it does not own,
-/// whether that is another context's live event or a destroyed one, without
-/// reading memory that may have been freed.
-struct EventRegistry {
-  std::mutex mutex;
-  std::unordered_set<const lethe_rt_event *> events;
-};
-
-EventRegistry &eventRegistry() {
-  // Never destroyed, so that a context destroyed during static destruction
-  // still finds it.
-  static EventRegistry *registry = new EventRegistry;
-  return *registry;
-}
-
-//===----------------------------------------------------------------------===//
-// Argument checks: each records an error naming `call` and returns false when
-// the check fails.
+// Argument checks (runtime/common/Checks.h): each records an error naming
+// `call` and returns false when the check fails.
 //===----------------------------------------------------------------------===//
 
 bool checkStream(lethe_rt_context *context, const char *call,
                  lethe_rt_stream stream) {
-  int value = static_cast<int>(stream);
-  if (value >= LETHE_RT_STREAM_COMPUTE &&
-      value <= LETHE_RT_STREAM_HOST_TO_DEVICE)
-    return true;
-  fail(context, call,
-       "unknown stream %d (0 compute, 1 device-to-host, 2 host-to-device)",
-       value);
-  return false;
+  return report(context, call, streamError(stream));
 }
 
 bool checkMemoryInitialized(lethe_rt_context *context, const char *call) {
-  if (context->memoryInitialized)
-    return true;
-  fail(context, call,
-       "memory is not initialized (call lethe_rt_memory_init first)");
-  return false;
-}
-
-/// [offset, offset + bytes) lies within a memory of `size` bytes named
-/// `memory` ("arena" or "host pool"); `what` names the offset.
-bool checkRange(lethe_rt_context *context, const char *call, const char *what,
-                uint64_t offset, uint64_t bytes, const char *memory,
-                uint64_t size) {
-  if (offset <= size && bytes <= size - offset) // offset + bytes may overflow
-    return true;
-  fail(context, call,
-       "%s %llu + %llu bytes is past the end of the %s (%llu bytes)", what,
-       static_cast<unsigned long long>(offset),
-       static_cast<unsigned long long>(bytes), memory,
-       static_cast<unsigned long long>(size));
-  return false;
+  return report(context, call,
+                memoryInitializedError(context->memoryInitialized));
 }
 
 bool checkArenaRange(lethe_rt_context *context, const char *call,
                      uint64_t offset, uint64_t bytes) {
-  return checkRange(context, call, "arena offset", offset, bytes, "arena",
-                    context->arenaBytes);
+  return report(context, call,
+                arenaRangeError(offset, bytes, context->arenaBytes));
 }
 
 bool checkHostRange(lethe_rt_context *context, const char *call,
                     uint64_t offset, uint64_t bytes) {
-  return checkRange(context, call, "host offset", offset, bytes, "host pool",
-                    context->hostPoolBytes);
+  return report(context, call,
+                hostRangeError(offset, bytes, context->hostPoolBytes));
 }
 
 /// `event` is a live event of `context`.
 bool checkEvent(lethe_rt_context *context, const char *call,
                 const lethe_rt_event *event) {
-  if (!event) {
-    fail(context, call, "event is null");
-    return false;
-  }
-  if (context->events.count(event))
-    return true;
-  EventRegistry &registry = eventRegistry();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  if (registry.events.count(event))
-    fail(context, call, "the event belongs to another context");
-  else
-    fail(context, call, "the event was destroyed (or never created)");
-  return false;
+  return report(context, call,
+                eventError(event, event && context->events.count(event)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -214,12 +157,7 @@ AlignedBuffer allocate(uint64_t bytes) {
 
 void lethe::rt::finishMemory(lethe_rt_context &context) {
   runAll(context);
-  if (context.events.empty())
-    return;
-  EventRegistry &registry = eventRegistry();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  for (const auto &entry : context.events)
-    registry.events.erase(entry.first);
+  unregisterEvents(context.events);
   context.events.clear();
 }
 
@@ -367,11 +305,7 @@ extern "C" lethe_rt_status lethe_rt_event_create(lethe_rt_context *context,
   std::unique_ptr<lethe_rt_event> created(new (std::nothrow) lethe_rt_event());
   if (!created)
     return fail(context, call, "out of memory");
-  {
-    EventRegistry &registry = eventRegistry();
-    std::lock_guard<std::mutex> lock(registry.mutex);
-    registry.events.insert(created.get());
-  }
+  registerEvent(created.get());
   *event = created.get();
   context->events.emplace(created.get(), std::move(created));
   return LETHE_RT_OK;
@@ -387,11 +321,7 @@ extern "C" lethe_rt_status lethe_rt_event_destroy(lethe_rt_context *context,
     return LETHE_RT_ERROR;
   // The waits issued on the event hold copies of its position: nothing refers
   // to it.
-  {
-    EventRegistry &registry = eventRegistry();
-    std::lock_guard<std::mutex> lock(registry.mutex);
-    registry.events.erase(event);
-  }
+  unregisterEvent(event);
   context->events.erase(event);
   return LETHE_RT_OK;
 }

@@ -24,11 +24,6 @@ using namespace lethe::rt;
 
 namespace {
 
-template <typename T> constexpr bool isFloatStorage() {
-  return std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
-         std::is_same_v<T, float> || std::is_same_v<T, double>;
-}
-
 /// The accumulator of a sum or mean of storage type T: double for floats,
 /// the 64-bit integer of T's signedness for integers.
 template <typename T>

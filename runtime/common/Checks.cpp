@@ -1,0 +1,270 @@
+//===- Checks.cpp - Argument checks shared by the backends ----------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "common/Checks.h"
+#include "common/Tensor.h"
+
+#include <algorithm>
+#include <cstdio>
+
+using namespace lethe::rt;
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The size of the buffer messages are formatted into (a longer one is cut).
+constexpr size_t messageCapacity = 512;
+
+} // namespace
+
+void lethe::rt::recordError(std::string &lastError, const char *call,
+                            const char *format, va_list arguments) {
+  char message[messageCapacity];
+  std::vsnprintf(message, sizeof(message), format, arguments);
+  lastError = std::string(call) + ": " + message;
+}
+
+std::string lethe::rt::formatMessage(const char *format, ...) {
+  char message[messageCapacity];
+  va_list arguments;
+  va_start(arguments, format);
+  std::vsnprintf(message, sizeof(message), format, arguments);
+  va_end(arguments);
+  return message;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+std::string lethe::rt::tensorError(const char *what,
+                                   const lethe_rt_tensor *tensor) {
+  if (!tensor)
+    return formatMessage("%s is missing (null descriptor)", what);
+  if (lethe_rt_dtype_size(tensor->dtype) == 0)
+    return formatMessage("%s has an invalid dtype %d", what,
+                         static_cast<int>(tensor->dtype));
+  if (tensor->rank < 0 || (tensor->rank > 0 && !tensor->shape))
+    return formatMessage("%s has an invalid rank %d or no shape", what,
+                         tensor->rank);
+  for (int32_t i = 0; i < tensor->rank; ++i)
+    if (tensor->shape[i] < 0)
+      return formatMessage("%s has a negative dimension %lld", what,
+                           static_cast<long long>(tensor->shape[i]));
+  if (!tensor->data && numElements(*tensor) > 0)
+    return formatMessage("%s (%s) has no data", what,
+                         shapeString(*tensor).c_str());
+  return "";
+}
+
+std::string lethe::rt::floatDtypeError(const char *what,
+                                       const lethe_rt_tensor &tensor) {
+  if (isFloat(tensor.dtype))
+    return "";
+  return formatMessage("%s must be f16, bf16, f32 or f64, got %s", what,
+                       dtypeName(tensor.dtype));
+}
+
+std::string lethe::rt::dtypeError(const char *what,
+                                  const lethe_rt_tensor &tensor,
+                                  lethe_rt_dtype dtype) {
+  if (tensor.dtype == dtype)
+    return "";
+  return formatMessage("%s must be %s, got %s", what, dtypeName(dtype),
+                       dtypeName(tensor.dtype));
+}
+
+std::string lethe::rt::sameShapeError(const char *whatA,
+                                      const lethe_rt_tensor &a,
+                                      const char *whatB,
+                                      const lethe_rt_tensor &b) {
+  bool same = a.rank == b.rank;
+  for (int32_t i = 0; same && i < a.rank; ++i)
+    same = a.shape[i] == b.shape[i];
+  if (same)
+    return "";
+  return formatMessage("%s (%s) and %s (%s) must have the same shape", whatA,
+                       shapeString(a).c_str(), whatB, shapeString(b).c_str());
+}
+
+std::string lethe::rt::rankError(const char *what,
+                                 const lethe_rt_tensor &tensor, int32_t rank) {
+  if (tensor.rank == rank)
+    return "";
+  return formatMessage("%s must have rank %d, got %s", what, rank,
+                       shapeString(tensor).c_str());
+}
+
+std::string lethe::rt::broadcastOperandsError(
+    const std::vector<const char *> &names,
+    const std::vector<const lethe_rt_tensor *> &operands,
+    const lethe_rt_tensor &out, std::vector<std::vector<int64_t>> &strides) {
+  std::string described;
+  for (size_t k = 0; k < operands.size(); ++k) {
+    described += k == 0 ? "" : k + 1 == operands.size() ? " and " : ", ";
+    described += std::string(names[k]) + " (" + shapeString(*operands[k]) + ")";
+  }
+  std::vector<int64_t> shape;
+  if (!broadcastShape(operands, shape))
+    return formatMessage("%s do not broadcast", described.c_str());
+  if (shapeOf(out) != shape)
+    return formatMessage("out (%s) must be %s, the broadcast of %s",
+                         shapeString(out).c_str(), shapeText(shape).c_str(),
+                         described.c_str());
+  strides.resize(operands.size());
+  for (size_t k = 0; k < operands.size(); ++k)
+    broadcastStrides(*operands[k], out, strides[k]);
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+std::string lethe::rt::matmulShapesError(const lethe_rt_tensor &lhs,
+                                         const lethe_rt_tensor &rhs,
+                                         const lethe_rt_tensor &out,
+                                         MatmulShapes &shapes) {
+  if (lhs.rank < 1 || rhs.rank < 1)
+    return formatMessage("%s must have rank >= 1, got a scalar",
+                         lhs.rank < 1 ? "lhs" : "rhs");
+
+  // 1-D operands are promoted to matrices (lhs to a row, rhs to a column)
+  // whose promoted dim is then dropped from the result.
+  int32_t lhsRank = lhs.rank, rhsRank = rhs.rank;
+  int64_t m = lhsRank >= 2 ? lhs.shape[lhsRank - 2] : 1;
+  int64_t k = lhs.shape[lhsRank - 1];
+  int64_t rhsK = rhsRank >= 2 ? rhs.shape[rhsRank - 2] : rhs.shape[0];
+  int64_t n = rhsRank >= 2 ? rhs.shape[rhsRank - 1] : 1;
+  if (k != rhsK)
+    return formatMessage(
+        "lhs (%s) and rhs (%s) have different contraction dims %lld "
+        "and %lld",
+        shapeString(lhs).c_str(), shapeString(rhs).c_str(),
+        static_cast<long long>(k), static_cast<long long>(rhsK));
+
+  // Broadcast the batch dims (all but the last two), right-aligned; a
+  // broadcast dim has stride 0.
+  int32_t lhsBatchRank = std::max(lhsRank - 2, 0);
+  int32_t rhsBatchRank = std::max(rhsRank - 2, 0);
+  int32_t batchRank = std::max(lhsBatchRank, rhsBatchRank);
+  std::vector<int64_t> batchShape(batchRank), lhsStrides(batchRank, 0),
+      rhsStrides(batchRank, 0), outStrides(batchRank, 0);
+  int64_t lhsStride = m * k, rhsStride = k * n, outStride = m * n;
+  for (int32_t dim = batchRank; dim-- > 0;) {
+    int32_t lhsDim = dim - (batchRank - lhsBatchRank);
+    int32_t rhsDim = dim - (batchRank - rhsBatchRank);
+    int64_t lhsSize = lhsDim >= 0 ? lhs.shape[lhsDim] : 1;
+    int64_t rhsSize = rhsDim >= 0 ? rhs.shape[rhsDim] : 1;
+    if (lhsSize != rhsSize && lhsSize != 1 && rhsSize != 1)
+      return formatMessage(
+          "the batch dims of lhs (%s) and rhs (%s) do not broadcast",
+          shapeString(lhs).c_str(), shapeString(rhs).c_str());
+    batchShape[dim] = std::max(lhsSize, rhsSize);
+    if (lhsSize != 1)
+      lhsStrides[dim] = lhsStride;
+    if (rhsSize != 1)
+      rhsStrides[dim] = rhsStride;
+    outStrides[dim] = outStride;
+    lhsStride *= lhsSize;
+    rhsStride *= rhsSize;
+    outStride *= batchShape[dim];
+  }
+  std::vector<int64_t> expected = batchShape;
+  if (lhsRank >= 2)
+    expected.push_back(m);
+  if (rhsRank >= 2)
+    expected.push_back(n);
+  if (shapeOf(out) != expected)
+    return formatMessage("out (%s) must be %s for lhs (%s) and rhs (%s)",
+                         shapeString(out).c_str(), shapeText(expected).c_str(),
+                         shapeString(lhs).c_str(), shapeString(rhs).c_str());
+  shapes.m = m;
+  shapes.n = n;
+  shapes.k = k;
+  shapes.batchShape = std::move(batchShape);
+  shapes.lhsStrides = std::move(lhsStrides);
+  shapes.rhsStrides = std::move(rhsStrides);
+  shapes.outStrides = std::move(outStrides);
+  shapes.rhsShared = rhsStride == k * n;
+  return "";
+}
+
+std::string lethe::rt::gemmShapesError(const lethe_rt_tensor &a,
+                                       const lethe_rt_tensor &b,
+                                       const lethe_rt_tensor *c, int trans_a,
+                                       int trans_b, const lethe_rt_tensor &out,
+                                       int64_t &m, int64_t &n, int64_t &k,
+                                       std::vector<int64_t> &cStrides) {
+  m = trans_a ? a.shape[1] : a.shape[0];
+  k = trans_a ? a.shape[0] : a.shape[1];
+  int64_t bK = trans_b ? b.shape[1] : b.shape[0];
+  n = trans_b ? b.shape[0] : b.shape[1];
+  if (k != bK)
+    return formatMessage(
+        "a (%s, trans_a %d) and b (%s, trans_b %d) have different "
+        "contraction dims %lld and %lld",
+        shapeString(a).c_str(), trans_a ? 1 : 0, shapeString(b).c_str(),
+        trans_b ? 1 : 0, static_cast<long long>(k), static_cast<long long>(bK));
+  std::vector<int64_t> expected{m, n};
+  if (shapeOf(out) != expected)
+    return formatMessage("out (%s) must be %s", shapeString(out).c_str(),
+                         shapeText(expected).c_str());
+  if (c && !broadcastStrides(*c, out, cStrides))
+    return formatMessage("c (%s) does not broadcast to out (%s)",
+                         shapeString(*c).c_str(), shapeString(out).c_str());
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Memory and streams
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// [offset, offset + bytes) lies within a memory of `size` bytes named
+/// `memory` ("arena" or "host pool"); `what` names the offset.
+std::string rangeError(const char *what, uint64_t offset, uint64_t bytes,
+                       const char *memory, uint64_t size) {
+  if (offset <= size && bytes <= size - offset) // offset + bytes may overflow
+    return "";
+  return formatMessage(
+      "%s %llu + %llu bytes is past the end of the %s (%llu bytes)", what,
+      static_cast<unsigned long long>(offset),
+      static_cast<unsigned long long>(bytes), memory,
+      static_cast<unsigned long long>(size));
+}
+
+} // namespace
+
+std::string lethe::rt::streamError(lethe_rt_stream stream) {
+  int value = static_cast<int>(stream);
+  if (value >= LETHE_RT_STREAM_COMPUTE &&
+      value <= LETHE_RT_STREAM_HOST_TO_DEVICE)
+    return "";
+  return formatMessage(
+      "unknown stream %d (0 compute, 1 device-to-host, 2 host-to-device)",
+      value);
+}
+
+std::string lethe::rt::memoryInitializedError(bool initialized) {
+  if (initialized)
+    return "";
+  return "memory is not initialized (call lethe_rt_memory_init first)";
+}
+
+std::string lethe::rt::arenaRangeError(uint64_t offset, uint64_t bytes,
+                                       uint64_t arenaBytes) {
+  return rangeError("arena offset", offset, bytes, "arena", arenaBytes);
+}
+
+std::string lethe::rt::hostRangeError(uint64_t offset, uint64_t bytes,
+                                      uint64_t hostPoolBytes) {
+  return rangeError("host offset", offset, bytes, "host pool", hostPoolBytes);
+}

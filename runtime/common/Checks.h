@@ -1,0 +1,172 @@
+//===- Checks.h - Argument checks shared by the backends --------*- C++ -*-===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The host-side argument checks of the ABI, in a form that needs no context:
+// each returns the message of the failed check ("" when it passes), without
+// the "<call>: " prefix, and a backend records it in its own context with
+// `report` (through its `fail`). The messages are those every backend gives,
+// so that a program fails the same way on each.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LETHE_RUNTIME_COMMON_CHECKS_H
+#define LETHE_RUNTIME_COMMON_CHECKS_H
+
+#include "lethe_rt.h"
+
+#include <cstdarg>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lethe::rt {
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+/// Records "<call>: <printf-formatted message>" as the context's last error
+/// and returns LETHE_RT_ERROR. Each backend defines it (its context is its
+/// own), with recordError.
+lethe_rt_status fail(lethe_rt_context *context, const char *call,
+                     const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/// Sets `lastError` to "<call>: <message>", the message formatted (and cut
+/// to 511 bytes) from `format` and `arguments`.
+void recordError(std::string &lastError, const char *call, const char *format,
+                 va_list arguments);
+
+/// The printf-formatted message, cut to 511 bytes as fail cuts it.
+std::string formatMessage(const char *format, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/// True when `error` is empty; otherwise records it through fail, naming
+/// `call`, and returns false.
+inline bool report(lethe_rt_context *context, const char *call,
+                   const std::string &error) {
+  if (error.empty())
+    return true;
+  fail(context, call, "%s", error.c_str());
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors: `what` names the argument (e.g. "x").
+//===----------------------------------------------------------------------===//
+
+/// `tensor` is non-null and has a valid dtype and rank, no negative dim, and
+/// data unless it has no elements. (Where its data must lie is the
+/// backend's to check.)
+std::string tensorError(const char *what, const lethe_rt_tensor *tensor);
+/// A valid `tensor` has a float dtype (f16, bf16, f32, f64).
+std::string floatDtypeError(const char *what, const lethe_rt_tensor &tensor);
+/// A valid `tensor` has exactly `dtype`.
+std::string dtypeError(const char *what, const lethe_rt_tensor &tensor,
+                       lethe_rt_dtype dtype);
+/// `a` and `b` have the same shape.
+std::string sameShapeError(const char *whatA, const lethe_rt_tensor &a,
+                           const char *whatB, const lethe_rt_tensor &b);
+/// `tensor` has rank `rank`.
+std::string rankError(const char *what, const lethe_rt_tensor &tensor,
+                      int32_t rank);
+
+/// `operands` (named by `names`) broadcast together to exactly out's shape;
+/// then `strides` holds each operand's strides over out (0 where it
+/// broadcasts).
+std::string
+broadcastOperandsError(const std::vector<const char *> &names,
+                       const std::vector<const lethe_rt_tensor *> &operands,
+                       const lethe_rt_tensor &out,
+                       std::vector<std::vector<int64_t>> &strides);
+
+//===----------------------------------------------------------------------===//
+// The same checks, recorded in a backend's context: each records an error
+// naming `kernel` and `what` (the argument, e.g. "x") and returns false when
+// the check fails.
+//===----------------------------------------------------------------------===//
+
+/// `tensor` passes tensorError and its data lies where the backend's kernels
+/// can read it. Each backend defines it.
+bool checkTensor(lethe_rt_context *context, const char *kernel,
+                 const char *what, const lethe_rt_tensor *tensor);
+
+/// `tensor` is valid and of a float dtype (f16, bf16, f32, f64).
+inline bool checkFloatTensor(lethe_rt_context *context, const char *kernel,
+                             const char *what, const lethe_rt_tensor *tensor) {
+  return checkTensor(context, kernel, what, tensor) &&
+         report(context, kernel, floatDtypeError(what, *tensor));
+}
+/// `tensor` is valid and has exactly `dtype`.
+inline bool checkDtype(lethe_rt_context *context, const char *kernel,
+                       const char *what, const lethe_rt_tensor *tensor,
+                       lethe_rt_dtype dtype) {
+  return checkTensor(context, kernel, what, tensor) &&
+         report(context, kernel, dtypeError(what, *tensor, dtype));
+}
+/// `a` and `b` have the same shape.
+inline bool checkSameShape(lethe_rt_context *context, const char *kernel,
+                           const char *whatA, const lethe_rt_tensor &a,
+                           const char *whatB, const lethe_rt_tensor &b) {
+  return report(context, kernel, sameShapeError(whatA, a, whatB, b));
+}
+/// `tensor` has rank `rank`.
+inline bool checkRank(lethe_rt_context *context, const char *kernel,
+                      const char *what, const lethe_rt_tensor &tensor,
+                      int32_t rank) {
+  return report(context, kernel, rankError(what, tensor, rank));
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+/// How lethe_rt_matmul's operands combine: out's batches (the broadcast of
+/// the operands' dims but the last two, right-aligned) of m x k by k x n
+/// products, 1-D operands promoted (lhs to a row, rhs to a column).
+struct MatmulShapes {
+  int64_t m = 0, n = 0, k = 0;
+  std::vector<int64_t> batchShape;
+  /// Per batch dim, the element stride of each operand's matrices (0 where
+  /// it broadcasts) and of out's.
+  std::vector<int64_t> lhsStrides, rhsStrides, outStrides;
+  /// rhs is one matrix shared by every batch.
+  bool rhsShared = false;
+};
+
+/// lhs and rhs (valid, of one float dtype) have rank >= 1, contraction dims
+/// that agree and batch dims that broadcast, and out has the shape of their
+/// product; then `shapes` describes it.
+std::string matmulShapesError(const lethe_rt_tensor &lhs,
+                              const lethe_rt_tensor &rhs,
+                              const lethe_rt_tensor &out, MatmulShapes &shapes);
+
+/// For lethe_rt_gemm, a and b being valid matrices: op(a) (m x k) and op(b)
+/// (k x n) agree, out is m x n and c (when given) broadcasts to out, with
+/// `cStrides` its strides over out.
+std::string gemmShapesError(const lethe_rt_tensor &a, const lethe_rt_tensor &b,
+                            const lethe_rt_tensor *c, int trans_a, int trans_b,
+                            const lethe_rt_tensor &out, int64_t &m, int64_t &n,
+                            int64_t &k, std::vector<int64_t> &cStrides);
+
+//===----------------------------------------------------------------------===//
+// Memory and streams
+//===----------------------------------------------------------------------===//
+
+/// `stream` is one of the three streams of the ABI.
+std::string streamError(lethe_rt_stream stream);
+/// lethe_rt_memory_init has run.
+std::string memoryInitializedError(bool initialized);
+/// [offset, offset + bytes) lies within the arena of `arenaBytes` bytes.
+std::string arenaRangeError(uint64_t offset, uint64_t bytes,
+                            uint64_t arenaBytes);
+/// [offset, offset + bytes) lies within the host pool of `hostPoolBytes`.
+std::string hostRangeError(uint64_t offset, uint64_t bytes,
+                           uint64_t hostPoolBytes);
+
+} // namespace lethe::rt
+
+#endif // LETHE_RUNTIME_COMMON_CHECKS_H

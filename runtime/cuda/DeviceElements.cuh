@@ -1,0 +1,128 @@
+//===- DeviceElements.cuh - Broadcasts and launches on the GPU -*- C++ -*-===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the CUDA backend's kernels share: broadcast indexing and a
+// grid-stride launch on the context's compute stream, on top of the storage
+// types, loads, stores and dispatch both backends share
+// (runtime/common/ElementTypes.h; its f16/bf16 conversions are written out
+// rather than taken from cuda_fp16.h so that they give the same bits on
+// either backend, including the canonical NaNs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LETHE_RUNTIME_CUDA_DEVICEELEMENTS_CUH
+#define LETHE_RUNTIME_CUDA_DEVICEELEMENTS_CUH
+
+#include "CudaRuntime.h"
+#include "common/ElementTypes.h"
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+namespace lethe::rt {
+
+//===----------------------------------------------------------------------===//
+// Broadcast indexing
+//===----------------------------------------------------------------------===//
+
+/// The most dims a broadcast iteration may have once the dims every operand
+/// walks contiguously are merged (ONNX models stay far below).
+constexpr int maxBroadcastRank = 12;
+
+/// Where each of `Operands` inputs is read at each element of a contiguous
+/// output: the output's (merged) shape and each input's strides over it, 0
+/// where the input broadcasts. Passed to kernels by value.
+template <int Operands> struct BroadcastMap {
+  int32_t rank = 0;
+  int64_t shape[maxBroadcastRank] = {};
+  int64_t strides[Operands][maxBroadcastRank] = {};
+
+  /// The element offset of each input at output element `linear`.
+  __device__ void offsetsAt(int64_t linear,
+                            int64_t (&offsets)[Operands]) const {
+    for (int k = 0; k < Operands; ++k)
+      offsets[k] = 0;
+    for (int32_t dim = rank; dim-- > 0;) {
+      int64_t index = linear % shape[dim];
+      linear /= shape[dim];
+      for (int k = 0; k < Operands; ++k)
+        offsets[k] += index * strides[k][dim];
+    }
+  }
+};
+
+/// Builds the map for an output of `shape` read through per-operand
+/// `strides` (one vector per operand, of shape.size() entries): drops size-1
+/// dims and merges adjacent dims that every operand walks contiguously.
+/// False when more than maxBroadcastRank dims remain.
+template <int Operands>
+bool makeBroadcastMap(const std::vector<int64_t> &shape,
+                      const std::vector<std::vector<int64_t>> &strides,
+                      BroadcastMap<Operands> &map) {
+  map.rank = 0;
+  for (size_t dim = 0; dim < shape.size(); ++dim) {
+    if (shape[dim] == 1)
+      continue;
+    bool contiguous = map.rank > 0;
+    for (int k = 0; contiguous && k < Operands; ++k)
+      contiguous = map.strides[k][map.rank - 1] == strides[k][dim] * shape[dim];
+    if (contiguous) {
+      map.shape[map.rank - 1] *= shape[dim];
+      for (int k = 0; k < Operands; ++k)
+        map.strides[k][map.rank - 1] = strides[k][dim];
+      continue;
+    }
+    if (map.rank == maxBroadcastRank)
+      return false;
+    map.shape[map.rank] = shape[dim];
+    for (int k = 0; k < Operands; ++k)
+      map.strides[k][map.rank] = strides[k][dim];
+    ++map.rank;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+/// Threads per block of the elementwise kernels.
+constexpr int threadsPerBlock = 256;
+
+/// Grid-stride loop bounds: kernels loop `for (i = first; i < count; i +=
+/// stride)`, so any grid covers any count.
+#define LETHE_GRID_STRIDE_LOOP(index, count)                                   \
+  for (int64_t index =                                                         \
+           static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;        \
+       index < (count); index += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+/// Launches `kernel(arguments...)` over `count` elements on the context's
+/// compute stream; records an error naming `call` and `kernelName` when the
+/// launch fails. Nothing is launched for 0 elements.
+template <typename... Parameters, typename... Arguments>
+bool launchElementwise(lethe_rt_context *context, const char *call,
+                       const char *kernelName, int64_t count,
+                       void (*kernel)(Parameters...),
+                       Arguments &&...arguments) {
+  if (count == 0)
+    return true;
+  // Enough blocks to fill an H100 many times over; the loop covers the rest.
+  int64_t blocks = (count + threadsPerBlock - 1) / threadsPerBlock;
+  if (blocks > (int64_t(1) << 16))
+    blocks = int64_t(1) << 16;
+  // Clears the error an earlier failed call left (say, a cudaMalloc out of
+  // memory, which the caller has already been told about), so that
+  // checkLaunch reports this launch's alone.
+  (void)cudaGetLastError();
+  kernel<<<static_cast<unsigned>(blocks), threadsPerBlock, 0,
+           context->compute>>>(std::forward<Arguments>(arguments)...);
+  return checkLaunch(context, call, kernelName);
+}
+
+} // namespace lethe::rt
+
+#endif // LETHE_RUNTIME_CUDA_DEVICEELEMENTS_CUH
