@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What the CUDA backend's kernels share: broadcast indexing and a
-// grid-stride launch on the context's compute stream, on top of the storage
+// What the CUDA backend's kernels share: broadcast indexing, the math
+// functions of each compute type, and grid-stride and per-row launches on the
+// context's compute stream, on top of the storage
 // types, loads, stores and dispatch both backends share
 // (runtime/common/ElementTypes.h; its f16/bf16 conversions are written out
 // rather than taken from cuda_fp16.h so that they give the same bits on
@@ -85,6 +86,24 @@ bool makeBroadcastMap(const std::vector<int64_t> &shape,
   }
   return true;
 }
+
+//===----------------------------------------------------------------------===//
+// Math in the compute type (float or double; CUDA's C functions are named by
+// type)
+//===----------------------------------------------------------------------===//
+
+__device__ inline float mathExp(float x) { return expf(x); }
+__device__ inline double mathExp(double x) { return exp(x); }
+__device__ inline float mathLog(float x) { return logf(x); }
+__device__ inline double mathLog(double x) { return log(x); }
+__device__ inline float mathTanh(float x) { return tanhf(x); }
+__device__ inline double mathTanh(double x) { return tanh(x); }
+__device__ inline float mathErf(float x) { return erff(x); }
+__device__ inline double mathErf(double x) { return erf(x); }
+__device__ inline float mathSqrt(float x) { return sqrtf(x); }
+__device__ inline double mathSqrt(double x) { return sqrt(x); }
+__device__ inline float mathPow(float x, float y) { return powf(x, y); }
+__device__ inline double mathPow(double x, double y) { return pow(x, y); }
 
 //===----------------------------------------------------------------------===//
 // Launches

@@ -31,24 +31,6 @@ using namespace lethe::rt;
 namespace {
 
 //===----------------------------------------------------------------------===//
-// Math in the compute type (float or double; CUDA's C functions are named by
-// type)
-//===----------------------------------------------------------------------===//
-
-__device__ inline float mathExp(float x) { return expf(x); }
-__device__ inline double mathExp(double x) { return exp(x); }
-__device__ inline float mathLog(float x) { return logf(x); }
-__device__ inline double mathLog(double x) { return log(x); }
-__device__ inline float mathTanh(float x) { return tanhf(x); }
-__device__ inline double mathTanh(double x) { return tanh(x); }
-__device__ inline float mathErf(float x) { return erff(x); }
-__device__ inline double mathErf(double x) { return erf(x); }
-__device__ inline float mathSqrt(float x) { return sqrtf(x); }
-__device__ inline double mathSqrt(double x) { return sqrt(x); }
-__device__ inline float mathPow(float x, float y) { return powf(x, y); }
-__device__ inline double mathPow(double x, double y) { return pow(x, y); }
-
-//===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
 
