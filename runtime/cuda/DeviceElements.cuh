@@ -142,6 +142,53 @@ bool launchElementwise(lethe_rt_context *context, const char *call,
   return checkLaunch(context, call, kernelName);
 }
 
+/// Blocks of the per-row kernels: at most this many, each looping over rows
+/// `for (row = blockIdx.x; row < rows; row += gridDim.x)`.
+constexpr int64_t maxRowBlocks = int64_t(1) << 16;
+
+/// Combines `value` of every thread of the block with `op` (associative and
+/// commutative) and returns the result to every thread: a warp-shuffle tree
+/// in each warp, then warp 0's thread 0 over the warps' results in order. The
+/// order is fixed, so the same inputs give the same bits. `scratch` is shared
+/// memory of 32 values; every thread of the block must call it.
+template <typename V, typename Op>
+__device__ V blockReduce(V value, Op op, V *scratch) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    value = op(value, __shfl_down_sync(0xffffffffu, value, offset));
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0)
+    scratch[warp] = value;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    V total = scratch[0];
+    for (int other = 1; other < static_cast<int>(blockDim.x / 32); ++other)
+      total = op(total, scratch[other]);
+    scratch[0] = total;
+  }
+  __syncthreads();
+  V result = scratch[0];
+  // Until every thread has read it, no later call may overwrite scratch.
+  __syncthreads();
+  return result;
+}
+
+/// Launches `kernel(arguments...)` with one block of threadsPerBlock threads
+/// per row (up to maxRowBlocks blocks) on the compute stream; records an error
+/// naming `call` and `kernelName` when the launch fails. Nothing is launched
+/// for 0 rows.
+template <typename... Parameters, typename... Arguments>
+bool launchRows(lethe_rt_context *context, const char *call,
+                const char *kernelName, int64_t rows,
+                void (*kernel)(Parameters...), Arguments &&...arguments) {
+  if (rows == 0)
+    return true;
+  int64_t blocks = rows < maxRowBlocks ? rows : maxRowBlocks;
+  (void)cudaGetLastError(); // as in launchElementwise
+  kernel<<<static_cast<unsigned>(blocks), threadsPerBlock, 0,
+           context->compute>>>(std::forward<Arguments>(arguments)...);
+  return checkLaunch(context, call, kernelName);
+}
+
 } // namespace lethe::rt
 
 #endif // LETHE_RUNTIME_CUDA_DEVICEELEMENTS_CUH
