@@ -189,6 +189,16 @@ bool launchRows(lethe_rt_context *context, const char *call,
   return checkLaunch(context, call, kernelName);
 }
 
+/// Calls `launch(tag)`, which launches a kernel and says whether it did, with
+/// the storage-type tag of float `dtype` (one the checks accepted):
+/// LETHE_RT_OK when it launched.
+template <typename Launch>
+lethe_rt_status launchForFloat(lethe_rt_dtype dtype, Launch &&launch) {
+  bool launched = false;
+  dispatchFloat(dtype, [&](auto tag) { launched = launch(tag); });
+  return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
+}
+
 } // namespace lethe::rt
 
 #endif // LETHE_RUNTIME_CUDA_DEVICEELEMENTS_CUH

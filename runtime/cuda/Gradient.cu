@@ -122,12 +122,10 @@ extern "C" lethe_rt_status lethe_rt_activation_grad(
   const char *kernel = "lethe_rt_activation_grad";
   if (!checkGradArguments(context, kernel, dy, "saved", saved, dx))
     return LETHE_RT_ERROR;
-  bool launched = false;
-  dispatchFloat(dy->dtype, [&](auto tag) {
-    launched = runActivationGrad<decltype(tag)>(context, kind, alpha, *dy,
-                                                *saved, *dx);
+  return launchForFloat(dy->dtype, [&](auto tag) {
+    return runActivationGrad<decltype(tag)>(context, kind, alpha, *dy, *saved,
+                                            *dx);
   });
-  return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
 }
 
 extern "C" lethe_rt_status lethe_rt_clip_grad(lethe_rt_context *context,
@@ -141,14 +139,12 @@ extern "C" lethe_rt_status lethe_rt_clip_grad(lethe_rt_context *context,
   if (std::isnan(min) || std::isnan(max) || min > max)
     return fail(context, kernel,
                 "the bounds must be ordered numbers, got [%g, %g]", min, max);
-  bool launched = false;
-  dispatchFloat(dy->dtype, [&](auto tag) {
+  return launchForFloat(dy->dtype, [&](auto tag) {
     using T = decltype(tag);
     using C = ComputeType<T>;
     // In the compute type, as the forward compares (NaN passes nothing).
     C low = static_cast<C>(min), high = static_cast<C>(max);
-    launched = launchGrad<T>(context, kernel, *dy, *x, *dx,
-                             WithinBounds<C>{low, high});
+    return launchGrad<T>(context, kernel, *dy, *x, *dx,
+                         WithinBounds<C>{low, high});
   });
-  return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
 }

@@ -228,12 +228,10 @@ lethe_rt_status launchUpdate(lethe_rt_context *context, const char *call,
                              const char *kernelName, const lethe_rt_tensor &x,
                              KernelOf kernelOf, Arguments... arguments) {
   int64_t count = numElements(x);
-  bool launched = false;
-  dispatchFloat(x.dtype, [&](auto tag) {
-    launched = launchElementwise(context, call, kernelName, count,
-                                 kernelOf(tag), count, arguments...);
+  return launchForFloat(x.dtype, [&](auto tag) {
+    return launchElementwise(context, call, kernelName, count, kernelOf(tag),
+                             count, arguments...);
   });
-  return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
 }
 
 } // namespace

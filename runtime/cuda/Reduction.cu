@@ -338,12 +338,10 @@ lethe_rt_reduce_max_grad(lethe_rt_context *context, const lethe_rt_tensor *dy,
     return LETHE_RT_ERROR;
   if (numElements(*x) == 0)
     return LETHE_RT_OK;
-  bool launched = false;
-  dispatchFloat(x->dtype, [&](auto tag) {
+  return launchForFloat(x->dtype, [&](auto tag) {
     using T = decltype(tag);
-    launched = launchGroups(context, kernel, "maxGrad", layout, byBlock,
-                            maxGradThreadKernel<T>, maxGradBlockKernel<T>,
-                            dy->data, x->data, y->data, dx->data, layout);
+    return launchGroups(context, kernel, "maxGrad", layout, byBlock,
+                        maxGradThreadKernel<T>, maxGradBlockKernel<T>, dy->data,
+                        x->data, y->data, dx->data, layout);
   });
-  return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
 }

@@ -133,13 +133,11 @@ extern "C" lethe_rt_status lethe_rt_softmax(lethe_rt_context *context,
     return LETHE_RT_ERROR;
   if (numElements(*x) == 0)
     return LETHE_RT_OK;
-  bool launched = false;
-  dispatchFloat(x->dtype, [&](auto tag) {
-    launched = launchRows(context, kernel, "softmaxKernel", rows.count(),
-                          softmaxKernel<decltype(tag)>, x->data, out->data,
-                          rows, log != 0);
+  return launchForFloat(x->dtype, [&](auto tag) {
+    return launchRows(context, kernel, "softmaxKernel", rows.count(),
+                      softmaxKernel<decltype(tag)>, x->data, out->data, rows,
+                      log != 0);
   });
-  return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
 }
 
 extern "C" lethe_rt_status lethe_rt_softmax_grad(lethe_rt_context *context,
@@ -159,11 +157,9 @@ extern "C" lethe_rt_status lethe_rt_softmax_grad(lethe_rt_context *context,
     return LETHE_RT_ERROR;
   if (numElements(*y) == 0)
     return LETHE_RT_OK;
-  bool launched = false;
-  dispatchFloat(y->dtype, [&](auto tag) {
-    launched = launchRows(context, kernel, "softmaxGradKernel", rows.count(),
-                          softmaxGradKernel<decltype(tag)>, dy->data, y->data,
-                          dx->data, rows, log != 0);
+  return launchForFloat(y->dtype, [&](auto tag) {
+    return launchRows(context, kernel, "softmaxGradKernel", rows.count(),
+                      softmaxGradKernel<decltype(tag)>, dy->data, y->data,
+                      dx->data, rows, log != 0);
   });
-  return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
 }
