@@ -142,6 +142,10 @@ bool launchElementwise(lethe_rt_context *context, const char *call,
   return checkLaunch(context, call, kernelName);
 }
 
+/// The fewest elements that a block folds together: a shorter group folds
+/// in one thread, in order (as the CPU backend folds, with its bits).
+constexpr int64_t minBlockGroup = 64;
+
 /// Blocks of the per-row kernels: at most this many, each looping over rows
 /// `for (row = blockIdx.x; row < rows; row += gridDim.x)`.
 constexpr int64_t maxRowBlocks = int64_t(1) << 16;

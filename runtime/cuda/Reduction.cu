@@ -32,9 +32,6 @@ using namespace lethe::rt;
 
 namespace {
 
-/// The shortest group that a block folds (see the file comment).
-constexpr int64_t minBlockGroup = 64;
-
 /// Where each group of x lies: `groups` walks the output elements (x's
 /// offset of each group's first element), `members` the elements of a group
 /// (their offsets from the first), both in row-major order of x.
