@@ -193,6 +193,31 @@ bool launchRows(lethe_rt_context *context, const char *call,
   return checkLaunch(context, call, kernelName);
 }
 
+/// Calls `launch(first)`, which launches kernels on the compute stream that
+/// atomicMin into *first the index of each element they flag, and sets
+/// `found` to the smallest index flagged (-1 for none). Waits for the compute
+/// stream: for the checks whose error depends on data in device memory.
+/// *first is the context's status word, set to UINT64_MAX first.
+template <typename Launch>
+bool findFirstFlagged(lethe_rt_context *context, const char *call,
+                      Launch &&launch, int64_t &found) {
+  unsigned long long *first =
+      reinterpret_cast<unsigned long long *>(context->deviceStatus);
+  unsigned long long index = 0;
+  if (!checkCuda(
+          context, call, "cudaMemsetAsync",
+          cudaMemsetAsync(first, 0xff, sizeof(*first), context->compute)) ||
+      !launch(first) ||
+      !checkCuda(context, call, "cudaMemcpyAsync",
+                 cudaMemcpyAsync(&index, first, sizeof(index),
+                                 cudaMemcpyDeviceToHost, context->compute)) ||
+      !checkCuda(context, call, "cudaStreamSynchronize",
+                 cudaStreamSynchronize(context->compute)))
+    return false;
+  found = index == ~0ull ? -1 : static_cast<int64_t>(index);
+  return true;
+}
+
 /// Calls `launch(tag)`, which launches a kernel and says whether it did, with
 /// the storage-type tag of float `dtype` (one the checks accepted):
 /// LETHE_RT_OK when it launched.

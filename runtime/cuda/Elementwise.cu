@@ -310,29 +310,19 @@ bool runIntegerBinary(lethe_rt_context *context, lethe_rt_binary_kind kind,
 bool firstZero(lethe_rt_context *context, const lethe_rt_tensor &tensor,
                int64_t &found) {
   const char *call = "lethe_rt_binary";
-  unsigned long long *first =
-      reinterpret_cast<unsigned long long *>(context->deviceStatus);
   int64_t count = numElements(tensor);
-  bool launched = false;
-  if (!checkCuda(
-          context, call, "cudaMemsetAsync",
-          cudaMemsetAsync(first, 0xff, sizeof(*first), context->compute)))
-    return false;
-  dispatchInteger(tensor.dtype, [&](auto tag) {
-    launched = launchElementwise(context, call, "firstZeroKernel", count,
-                                 firstZeroKernel<decltype(tag)>, tensor.data,
-                                 count, first);
-  });
-  unsigned long long index = 0;
-  if (!launched ||
-      !checkCuda(context, call, "cudaMemcpyAsync",
-                 cudaMemcpyAsync(&index, first, sizeof(index),
-                                 cudaMemcpyDeviceToHost, context->compute)) ||
-      !checkCuda(context, call, "cudaStreamSynchronize",
-                 cudaStreamSynchronize(context->compute)))
-    return false;
-  found = index == ~0ull ? -1 : static_cast<int64_t>(index);
-  return true;
+  return findFirstFlagged(
+      context, call,
+      [&](unsigned long long *first) {
+        bool launched = false;
+        dispatchInteger(tensor.dtype, [&](auto tag) {
+          launched = launchElementwise(context, call, "firstZeroKernel", count,
+                                       firstZeroKernel<decltype(tag)>,
+                                       tensor.data, count, first);
+        });
+        return launched;
+      },
+      found);
 }
 
 //===----------------------------------------------------------------------===//
