@@ -91,6 +91,33 @@ __global__ void summedErrorKernel(const void *a, const void *b, void *loss,
     store<T>(loss, 0, mean ? total.x / static_cast<double>(count) : total.x);
 }
 
+/// Checks `reduction` and that `loss` (named `what`) has `dtype` and the
+/// shape the reduction implies (`unreduced` for none, a scalar otherwise), with
+/// the CPU backend's messages.
+bool checkLoss(lethe_rt_context *context, const char *kernel, const char *what,
+               lethe_rt_reduction reduction, const lethe_rt_tensor *loss,
+               lethe_rt_dtype dtype, const std::vector<int64_t> &unreduced) {
+  if (reduction != LETHE_RT_REDUCTION_NONE &&
+      reduction != LETHE_RT_REDUCTION_SUM &&
+      reduction != LETHE_RT_REDUCTION_MEAN) {
+    fail(context, kernel, "unknown reduction %d", static_cast<int>(reduction));
+    return false;
+  }
+  if (!checkDtype(context, kernel, what, loss, dtype))
+    return false;
+  bool none = reduction == LETHE_RT_REDUCTION_NONE;
+  std::vector<int64_t> expected = none ? unreduced : std::vector<int64_t>{};
+  if (shapeOf(*loss) != expected) {
+    fail(context, kernel, "%s (%s) must be %s for reduction %s", what,
+         shapeString(*loss).c_str(), shapeText(expected).c_str(),
+         none                                  ? "none"
+         : reduction == LETHE_RT_REDUCTION_SUM ? "sum"
+                                               : "mean");
+    return false;
+  }
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // Class-indexed losses
 //===----------------------------------------------------------------------===//
@@ -226,12 +253,12 @@ __global__ void classLossGradKernel(const void *dloss, const void *logProb,
 /// Checks the arguments of a class-indexed loss as the CPU backend does,
 /// with its messages (the input named `inputName`, ...), labels in range
 /// included (which waits for the compute stream), and fills `arguments`.
-bool checkClassLoss(lethe_rt_context *context, const char *kernel,
-                    const char *inputName, const lethe_rt_tensor *input,
-                    const char *labelsName, const lethe_rt_tensor *labels,
-                    const char *weightsName, const lethe_rt_tensor *weights,
-                    int hasIgnoreIndex, int64_t ignoreIndex,
-                    ClassLoss &arguments) {
+bool checkClassArguments(lethe_rt_context *context, const char *kernel,
+                         const char *inputName, const lethe_rt_tensor *input,
+                         const char *labelsName, const lethe_rt_tensor *labels,
+                         const char *weightsName,
+                         const lethe_rt_tensor *weights, int hasIgnoreIndex,
+                         int64_t ignoreIndex, ClassLoss &arguments) {
   if (!checkFloatTensor(context, kernel, inputName, input) ||
       !checkTensor(context, kernel, labelsName, labels) ||
       (weights && !checkFloatTensor(context, kernel, weightsName, weights)))
@@ -309,6 +336,28 @@ bool checkClassLoss(lethe_rt_context *context, const char *kernel,
   return false;
 }
 
+/// How a class-indexed loss names its arguments in messages.
+struct ClassLossNames {
+  const char *input, *labels, *weights, *loss;
+};
+
+/// Checks the device, then the arguments of a class-indexed loss
+/// (checkClassArguments) and its loss or loss gradient `loss` (of the
+/// input's dtype, and the labels' shape for reduction none).
+bool checkClassLoss(lethe_rt_context *context, const char *kernel,
+                    const ClassLossNames &names, const lethe_rt_tensor *input,
+                    const lethe_rt_tensor *labels,
+                    const lethe_rt_tensor *weights, int hasIgnoreIndex,
+                    int64_t ignoreIndex, lethe_rt_reduction reduction,
+                    const lethe_rt_tensor *loss, ClassLoss &arguments) {
+  return context && checkDevice(context, kernel) &&
+         checkClassArguments(context, kernel, names.input, input, names.labels,
+                             labels, names.weights, weights, hasIgnoreIndex,
+                             ignoreIndex, arguments) &&
+         checkLoss(context, kernel, names.loss, reduction, loss, input->dtype,
+                   shapeOf(*labels));
+}
+
 /// Writes the loss from log-probabilities `logProb` (the checks passed).
 lethe_rt_status computeLoss(lethe_rt_context *context, const char *kernel,
                             const ClassLoss &arguments,
@@ -353,33 +402,6 @@ lethe_rt_status computeLossGrad(lethe_rt_context *context, const char *kernel,
   });
 }
 
-/// Checks `reduction` and that `loss` (named `what`) has `dtype` and the
-/// shape the reduction implies (`unreduced` for none, a scalar otherwise), with
-/// the CPU backend's messages.
-bool checkLoss(lethe_rt_context *context, const char *kernel, const char *what,
-               lethe_rt_reduction reduction, const lethe_rt_tensor *loss,
-               lethe_rt_dtype dtype, const std::vector<int64_t> &unreduced) {
-  if (reduction != LETHE_RT_REDUCTION_NONE &&
-      reduction != LETHE_RT_REDUCTION_SUM &&
-      reduction != LETHE_RT_REDUCTION_MEAN) {
-    fail(context, kernel, "unknown reduction %d", static_cast<int>(reduction));
-    return false;
-  }
-  if (!checkDtype(context, kernel, what, loss, dtype))
-    return false;
-  bool none = reduction == LETHE_RT_REDUCTION_NONE;
-  std::vector<int64_t> expected = none ? unreduced : std::vector<int64_t>{};
-  if (shapeOf(*loss) != expected) {
-    fail(context, kernel, "%s (%s) must be %s for reduction %s", what,
-         shapeString(*loss).c_str(), shapeText(expected).c_str(),
-         none                                  ? "none"
-         : reduction == LETHE_RT_REDUCTION_SUM ? "sum"
-                                               : "mean");
-    return false;
-  }
-  return true;
-}
-
 } // namespace
 
 extern "C" lethe_rt_status lethe_rt_mse(lethe_rt_context *context,
@@ -416,12 +438,9 @@ extern "C" lethe_rt_status lethe_rt_softmax_cross_entropy(
     const lethe_rt_tensor *loss, const lethe_rt_tensor *log_prob) {
   const char *kernel = "lethe_rt_softmax_cross_entropy";
   ClassLoss arguments;
-  if (!context || !checkDevice(context, kernel) ||
-      !checkClassLoss(context, kernel, "scores", scores, "labels", labels,
-                      "weights", weights, has_ignore_index, ignore_index,
-                      arguments) ||
-      !checkLoss(context, kernel, "loss", reduction, loss, scores->dtype,
-                 shapeOf(*labels)) ||
+  if (!checkClassLoss(context, kernel, {"scores", "labels", "weights", "loss"},
+                      scores, labels, weights, has_ignore_index, ignore_index,
+                      reduction, loss, arguments) ||
       !checkDtype(context, kernel, "log_prob", log_prob, scores->dtype) ||
       !checkSameShape(context, kernel, "scores", *scores, "log_prob",
                       *log_prob))
@@ -441,12 +460,9 @@ lethe_rt_nll(lethe_rt_context *context, const lethe_rt_tensor *input,
              int64_t ignore_index, const lethe_rt_tensor *loss) {
   const char *kernel = "lethe_rt_nll";
   ClassLoss arguments;
-  if (!context || !checkDevice(context, kernel) ||
-      !checkClassLoss(context, kernel, "input", input, "target", target,
-                      "weight", weight, has_ignore_index, ignore_index,
-                      arguments) ||
-      !checkLoss(context, kernel, "loss", reduction, loss, input->dtype,
-                 shapeOf(*target)))
+  if (!checkClassLoss(context, kernel, {"input", "target", "weight", "loss"},
+                      input, target, weight, has_ignore_index, ignore_index,
+                      reduction, loss, arguments))
     return LETHE_RT_ERROR;
   return computeLoss(context, kernel, arguments, *input, reduction, *loss);
 }
@@ -459,12 +475,10 @@ extern "C" lethe_rt_status lethe_rt_softmax_cross_entropy_grad(
     const lethe_rt_tensor *dscores) {
   const char *kernel = "lethe_rt_softmax_cross_entropy_grad";
   ClassLoss arguments;
-  if (!context || !checkDevice(context, kernel) ||
-      !checkClassLoss(context, kernel, "log_prob", log_prob, "labels", labels,
-                      "weights", weights, has_ignore_index, ignore_index,
-                      arguments) ||
-      !checkLoss(context, kernel, "dloss", reduction, dloss, log_prob->dtype,
-                 shapeOf(*labels)) ||
+  if (!checkClassLoss(context, kernel,
+                      {"log_prob", "labels", "weights", "dloss"}, log_prob,
+                      labels, weights, has_ignore_index, ignore_index,
+                      reduction, dloss, arguments) ||
       !checkDtype(context, kernel, "dscores", dscores, log_prob->dtype) ||
       !checkSameShape(context, kernel, "log_prob", *log_prob, "dscores",
                       *dscores))
@@ -487,12 +501,9 @@ lethe_rt_nll_grad(lethe_rt_context *context, const lethe_rt_tensor *dloss,
                   int64_t ignore_index, const lethe_rt_tensor *dinput) {
   const char *kernel = "lethe_rt_nll_grad";
   ClassLoss arguments;
-  if (!context || !checkDevice(context, kernel) ||
-      !checkClassLoss(context, kernel, "dinput", dinput, "target", target,
-                      "weight", weight, has_ignore_index, ignore_index,
-                      arguments) ||
-      !checkLoss(context, kernel, "dloss", reduction, dloss, dinput->dtype,
-                 shapeOf(*target)))
+  if (!checkClassLoss(context, kernel, {"dinput", "target", "weight", "dloss"},
+                      dinput, target, weight, has_ignore_index, ignore_index,
+                      reduction, dloss, arguments))
     return LETHE_RT_ERROR;
   if (overlaps(*dinput, *dloss) || overlaps(*dinput, *target) ||
       (weight && overlaps(*dinput, *weight)))
