@@ -60,7 +60,9 @@ struct lethe_rt_context {
   /// cuBLAS, bound to `compute`.
   cublasHandle_t cublas = nullptr;
   /// Eight bytes of device memory through which a kernel reports a
-  /// data-dependent error (an integer division by zero) to the host.
+  /// data-dependent error (an integer division by zero, a label out of
+  /// range) to the host, or passes a scalar to the next kernel on the
+  /// compute stream (the weights' sum of a mean loss gradient).
   uint64_t *deviceStatus = nullptr;
 
   /// Whether lethe_rt_memory_init has run (successfully).

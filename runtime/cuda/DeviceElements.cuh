@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What the CUDA backend's kernels share: broadcast indexing and a
-// grid-stride launch on the context's compute stream, on top of the storage
+// What the CUDA backend's kernels share: broadcast indexing, the math
+// functions of each compute type, and grid-stride and per-row launches on the
+// context's compute stream, on top of the storage
 // types, loads, stores and dispatch both backends share
 // (runtime/common/ElementTypes.h; its f16/bf16 conversions are written out
 // rather than taken from cuda_fp16.h so that they give the same bits on
@@ -87,6 +88,24 @@ bool makeBroadcastMap(const std::vector<int64_t> &shape,
 }
 
 //===----------------------------------------------------------------------===//
+// Math in the compute type (float or double; CUDA's C functions are named by
+// type)
+//===----------------------------------------------------------------------===//
+
+__device__ inline float mathExp(float x) { return expf(x); }
+__device__ inline double mathExp(double x) { return exp(x); }
+__device__ inline float mathLog(float x) { return logf(x); }
+__device__ inline double mathLog(double x) { return log(x); }
+__device__ inline float mathTanh(float x) { return tanhf(x); }
+__device__ inline double mathTanh(double x) { return tanh(x); }
+__device__ inline float mathErf(float x) { return erff(x); }
+__device__ inline double mathErf(double x) { return erf(x); }
+__device__ inline float mathSqrt(float x) { return sqrtf(x); }
+__device__ inline double mathSqrt(double x) { return sqrt(x); }
+__device__ inline float mathPow(float x, float y) { return powf(x, y); }
+__device__ inline double mathPow(double x, double y) { return pow(x, y); }
+
+//===----------------------------------------------------------------------===//
 // Launches
 //===----------------------------------------------------------------------===//
 
@@ -121,6 +140,92 @@ bool launchElementwise(lethe_rt_context *context, const char *call,
   kernel<<<static_cast<unsigned>(blocks), threadsPerBlock, 0,
            context->compute>>>(std::forward<Arguments>(arguments)...);
   return checkLaunch(context, call, kernelName);
+}
+
+/// The fewest elements that a block folds together: a shorter group folds
+/// in one thread, in order (as the CPU backend folds, with its bits).
+constexpr int64_t minBlockGroup = 64;
+
+/// Blocks of the per-row kernels: at most this many, each looping over rows
+/// `for (row = blockIdx.x; row < rows; row += gridDim.x)`.
+constexpr int64_t maxRowBlocks = int64_t(1) << 16;
+
+/// Combines `value` of every thread of the block with `op` (associative and
+/// commutative) and returns the result to every thread: a warp-shuffle tree
+/// in each warp, then warp 0's thread 0 over the warps' results in order. The
+/// order is fixed, so the same inputs give the same bits. `scratch` is shared
+/// memory of 32 values; every thread of the block must call it.
+template <typename V, typename Op>
+__device__ V blockReduce(V value, Op op, V *scratch) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    value = op(value, __shfl_down_sync(0xffffffffu, value, offset));
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0)
+    scratch[warp] = value;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    V total = scratch[0];
+    for (int other = 1; other < static_cast<int>(blockDim.x / 32); ++other)
+      total = op(total, scratch[other]);
+    scratch[0] = total;
+  }
+  __syncthreads();
+  V result = scratch[0];
+  // Until every thread has read it, no later call may overwrite scratch.
+  __syncthreads();
+  return result;
+}
+
+/// Launches `kernel(arguments...)` with one block of threadsPerBlock threads
+/// per row (up to maxRowBlocks blocks) on the compute stream; records an error
+/// naming `call` and `kernelName` when the launch fails. Nothing is launched
+/// for 0 rows.
+template <typename... Parameters, typename... Arguments>
+bool launchRows(lethe_rt_context *context, const char *call,
+                const char *kernelName, int64_t rows,
+                void (*kernel)(Parameters...), Arguments &&...arguments) {
+  if (rows == 0)
+    return true;
+  int64_t blocks = rows < maxRowBlocks ? rows : maxRowBlocks;
+  (void)cudaGetLastError(); // as in launchElementwise
+  kernel<<<static_cast<unsigned>(blocks), threadsPerBlock, 0,
+           context->compute>>>(std::forward<Arguments>(arguments)...);
+  return checkLaunch(context, call, kernelName);
+}
+
+/// Calls `launch(first)`, which launches kernels on the compute stream that
+/// atomicMin into *first the index of each element they flag, and sets
+/// `found` to the smallest index flagged (-1 for none). Waits for the compute
+/// stream: for the checks whose error depends on data in device memory.
+/// *first is the context's status word, set to UINT64_MAX first.
+template <typename Launch>
+bool findFirstFlagged(lethe_rt_context *context, const char *call,
+                      Launch &&launch, int64_t &found) {
+  unsigned long long *first =
+      reinterpret_cast<unsigned long long *>(context->deviceStatus);
+  unsigned long long index = 0;
+  if (!checkCuda(
+          context, call, "cudaMemsetAsync",
+          cudaMemsetAsync(first, 0xff, sizeof(*first), context->compute)) ||
+      !launch(first) ||
+      !checkCuda(context, call, "cudaMemcpyAsync",
+                 cudaMemcpyAsync(&index, first, sizeof(index),
+                                 cudaMemcpyDeviceToHost, context->compute)) ||
+      !checkCuda(context, call, "cudaStreamSynchronize",
+                 cudaStreamSynchronize(context->compute)))
+    return false;
+  found = index == ~0ull ? -1 : static_cast<int64_t>(index);
+  return true;
+}
+
+/// Calls `launch(tag)`, which launches a kernel and says whether it did, with
+/// the storage-type tag of float `dtype` (one the checks accepted):
+/// LETHE_RT_OK when it launched.
+template <typename Launch>
+lethe_rt_status launchForFloat(lethe_rt_dtype dtype, Launch &&launch) {
+  bool launched = false;
+  dispatchFloat(dtype, [&](auto tag) { launched = launch(tag); });
+  return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
 }
 
 } // namespace lethe::rt

@@ -31,24 +31,6 @@ using namespace lethe::rt;
 namespace {
 
 //===----------------------------------------------------------------------===//
-// Math in the compute type (float or double; CUDA's C functions are named by
-// type)
-//===----------------------------------------------------------------------===//
-
-__device__ inline float mathExp(float x) { return expf(x); }
-__device__ inline double mathExp(double x) { return exp(x); }
-__device__ inline float mathLog(float x) { return logf(x); }
-__device__ inline double mathLog(double x) { return log(x); }
-__device__ inline float mathTanh(float x) { return tanhf(x); }
-__device__ inline double mathTanh(double x) { return tanh(x); }
-__device__ inline float mathErf(float x) { return erff(x); }
-__device__ inline double mathErf(double x) { return erf(x); }
-__device__ inline float mathSqrt(float x) { return sqrtf(x); }
-__device__ inline double mathSqrt(double x) { return sqrt(x); }
-__device__ inline float mathPow(float x, float y) { return powf(x, y); }
-__device__ inline double mathPow(double x, double y) { return pow(x, y); }
-
-//===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
 
@@ -328,29 +310,19 @@ bool runIntegerBinary(lethe_rt_context *context, lethe_rt_binary_kind kind,
 bool firstZero(lethe_rt_context *context, const lethe_rt_tensor &tensor,
                int64_t &found) {
   const char *call = "lethe_rt_binary";
-  unsigned long long *first =
-      reinterpret_cast<unsigned long long *>(context->deviceStatus);
   int64_t count = numElements(tensor);
-  bool launched = false;
-  if (!checkCuda(
-          context, call, "cudaMemsetAsync",
-          cudaMemsetAsync(first, 0xff, sizeof(*first), context->compute)))
-    return false;
-  dispatchInteger(tensor.dtype, [&](auto tag) {
-    launched = launchElementwise(context, call, "firstZeroKernel", count,
-                                 firstZeroKernel<decltype(tag)>, tensor.data,
-                                 count, first);
-  });
-  unsigned long long index = 0;
-  if (!launched ||
-      !checkCuda(context, call, "cudaMemcpyAsync",
-                 cudaMemcpyAsync(&index, first, sizeof(index),
-                                 cudaMemcpyDeviceToHost, context->compute)) ||
-      !checkCuda(context, call, "cudaStreamSynchronize",
-                 cudaStreamSynchronize(context->compute)))
-    return false;
-  found = index == ~0ull ? -1 : static_cast<int64_t>(index);
-  return true;
+  return findFirstFlagged(
+      context, call,
+      [&](unsigned long long *first) {
+        bool launched = false;
+        dispatchInteger(tensor.dtype, [&](auto tag) {
+          launched = launchElementwise(context, call, "firstZeroKernel", count,
+                                       firstZeroKernel<decltype(tag)>,
+                                       tensor.data, count, first);
+        });
+        return launched;
+      },
+      found);
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,344 @@
+//===- Reduction.cu - Reduction kernels of the CUDA backend ---------------===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// lethe_rt_reduce (sum and mean of floats and integers, max of every dtype)
+// and lethe_rt_reduce_max_grad on the compute stream, with the CPU backend's
+// semantics (runtime/cpu/Reduction.cpp): float sums and means accumulate in
+// f64, integer ones in 64 bits (wrapping), max in the compute type (NaN wins
+// over any number); an integer mean truncates, a float mean over nothing is
+// NaN, a max over nothing -inf (the lowest value for integers).
+//
+// Each output element folds one group of x. A short group (fewer than
+// minBlockGroup elements), or one whose elements are not contiguous in x,
+// folds in one thread in increasing row-major order of x, as the CPU backend
+// does, and gives its bits; threads of neighbouring outputs then read
+// neighbouring elements. A long group along x's innermost dims folds in one
+// block (blockReduce): integer sums and maxima are the same in any order, f64
+// sums agree with the CPU's within rounding, not bit for bit (and a maximum
+// over +0 and -0 may be either zero).
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeviceElements.cuh"
+
+#include <limits>
+#include <string>
+#include <type_traits>
+
+using namespace lethe::rt;
+
+namespace {
+
+/// Where each group of x lies: `groups` walks the output elements (x's
+/// offset of each group's first element), `members` the elements of a group
+/// (their offsets from the first), both in row-major order of x.
+struct GroupLayout {
+  BroadcastMap<1> groups, members;
+  int64_t groupCount = 0, memberCount = 0;
+
+  __device__ int64_t groupStart(int64_t group) const {
+    int64_t offsets[1];
+    groups.offsetsAt(group, offsets);
+    return offsets[0];
+  }
+  __device__ int64_t memberOffset(int64_t member) const {
+    int64_t offsets[1];
+    members.offsetsAt(member, offsets);
+    return offsets[0];
+  }
+};
+
+/// The accumulator of a fold of storage type T: double for floats (exact for
+/// every float value, so a max loses nothing), the 64-bit integer of T's
+/// signedness for integers (uint64_t for i1).
+template <typename T>
+using WideType = std::conditional_t<
+    isFloatStorage<T>(), double,
+    std::conditional_t<std::is_unsigned_v<T> || std::is_same_v<T, Bool>,
+                       uint64_t, int64_t>>;
+
+/// A sum, mean or max over storage type T in WideType<T>.
+template <typename T, lethe_rt_reduce_kind Kind> struct Fold {
+  using W = WideType<T>;
+  using C = ComputeType<T>;
+
+  __device__ W identity() const {
+    if constexpr (Kind != LETHE_RT_REDUCE_MAX || std::is_same_v<T, Bool>)
+      return W(0);
+    else if constexpr (std::numeric_limits<C>::has_infinity)
+      return -std::numeric_limits<W>::infinity();
+    else
+      return static_cast<W>(std::numeric_limits<C>::lowest());
+  }
+  __device__ W operator()(W acc, W value) const {
+    if constexpr (Kind == LETHE_RT_REDUCE_MAX)
+      return value > acc || value != value ? value : acc;
+    else if constexpr (std::is_same_v<W, double>)
+      return acc + value;
+    else // wrap around instead of overflowing
+      return static_cast<W>(static_cast<uint64_t>(acc) +
+                            static_cast<uint64_t>(value));
+  }
+  __device__ W finish(W acc, int64_t count) const {
+    if constexpr (Kind != LETHE_RT_REDUCE_MEAN)
+      return acc;
+    else if constexpr (std::is_same_v<W, double>)
+      return acc / static_cast<double>(count);
+    else // the caller rejects an empty integer mean
+      return acc / static_cast<W>(count);
+  }
+};
+
+/// One output element per thread, folding its group in order.
+template <typename T, lethe_rt_reduce_kind Kind>
+__global__ void reduceThreadKernel(const void *x, void *out,
+                                   GroupLayout layout) {
+  Fold<T, Kind> fold;
+  LETHE_GRID_STRIDE_LOOP(group, layout.groupCount) {
+    int64_t start = layout.groupStart(group);
+    auto acc = fold.identity();
+    for (int64_t member = 0; member < layout.memberCount; ++member)
+      acc = fold(acc, load<T>(x, start + layout.memberOffset(member)));
+    store<T>(out, group, fold.finish(acc, layout.memberCount));
+  }
+}
+
+/// One output element per block, its threads folding strided members.
+template <typename T, lethe_rt_reduce_kind Kind>
+__global__ void reduceBlockKernel(const void *x, void *out,
+                                  GroupLayout layout) {
+  using W = WideType<T>;
+  __shared__ W scratch[32];
+  Fold<T, Kind> fold;
+  for (int64_t group = blockIdx.x; group < layout.groupCount;
+       group += gridDim.x) {
+    int64_t start = layout.groupStart(group);
+    W acc = fold.identity();
+    for (int64_t member = threadIdx.x; member < layout.memberCount;
+         member += blockDim.x)
+      acc = fold(acc, load<T>(x, start + layout.memberOffset(member)));
+    acc = blockReduce(acc, fold, scratch);
+    if (threadIdx.x == 0)
+      store<T>(out, group, fold.finish(acc, layout.memberCount));
+  }
+}
+
+/// The gradient of a max for one group, by `lane` of `lanes` threads: each
+/// maximum (x equal to y) gets dy / ties in the compute type, the rest 0;
+/// `countTies` sums the lanes' counts of maxima. NaN equals nothing.
+template <typename T, typename CountTies>
+__device__ void maxGradGroup(const void *dy, const void *x, const void *y,
+                             void *dx, const GroupLayout &layout, int64_t group,
+                             int64_t lane, int64_t lanes, CountTies countTies) {
+  using C = ComputeType<T>;
+  int64_t start = layout.groupStart(group);
+  C maximum = load<T>(y, group);
+  int64_t ties = 0;
+  for (int64_t member = lane; member < layout.memberCount; member += lanes)
+    ties += load<T>(x, start + layout.memberOffset(member)) == maximum;
+  ties = countTies(ties);
+  C share = load<T>(dy, group) / static_cast<C>(ties);
+  for (int64_t member = lane; member < layout.memberCount; member += lanes) {
+    int64_t at = start + layout.memberOffset(member);
+    store<T>(dx, at, load<T>(x, at) == maximum ? share : C(0));
+  }
+}
+
+template <typename T>
+__global__ void maxGradThreadKernel(const void *dy, const void *x,
+                                    const void *y, void *dx,
+                                    GroupLayout layout) {
+  LETHE_GRID_STRIDE_LOOP(group, layout.groupCount) {
+    maxGradGroup<T>(dy, x, y, dx, layout, group, 0, 1,
+                    [](int64_t ties) { return ties; });
+  }
+}
+
+template <typename T>
+__global__ void maxGradBlockKernel(const void *dy, const void *x, const void *y,
+                                   void *dx, GroupLayout layout) {
+  __shared__ long long scratch[32];
+  for (int64_t group = blockIdx.x; group < layout.groupCount;
+       group += gridDim.x)
+    maxGradGroup<T>(dy, x, y, dx, layout, group, threadIdx.x, blockDim.x,
+                    [&](int64_t ties) {
+                      return static_cast<int64_t>(blockReduce(
+                          static_cast<long long>(ties),
+                          [](long long a, long long b) { return a + b; },
+                          scratch));
+                    });
+}
+
+/// Checks `axes` (num_axes of them, none meaning all) against x and that
+/// `out` is x reduced over them, with or without the kept dims, with the CPU
+/// backend's messages (which call lethe_rt_reduce_max_grad's y "out" too);
+/// builds the layout of the groups and says whether a block should fold each
+/// (see the file comment).
+bool groupLayout(lethe_rt_context *context, const char *kernel,
+                 const lethe_rt_tensor &x, const int64_t *axes,
+                 int64_t num_axes, const lethe_rt_tensor &out,
+                 GroupLayout &layout, bool &byBlock) {
+  if (num_axes < 0 || (num_axes > 0 && !axes)) {
+    fail(context, kernel, "invalid axes (%s) for num_axes %lld",
+         axes ? "non-null" : "null", static_cast<long long>(num_axes));
+    return false;
+  }
+  int32_t rank = x.rank;
+  std::vector<bool> reduced(rank, num_axes == 0);
+  for (int64_t i = 0; i < num_axes; ++i) {
+    int64_t axis = axes[i];
+    if (axis < 0 || axis >= rank) {
+      fail(context, kernel, "axis %lld is out of range for x (%s)",
+           static_cast<long long>(axis), shapeString(x).c_str());
+      return false;
+    }
+    if (reduced[axis]) {
+      fail(context, kernel, "axis %lld is repeated",
+           static_cast<long long>(axis));
+      return false;
+    }
+    reduced[axis] = true;
+  }
+  // The groups walk the kept dims, the members the reduced ones, each with
+  // x's strides (1 on the other side, which then drops out of the map).
+  std::vector<int64_t> kept, dropped, groupShape, memberShape;
+  std::vector<int64_t> xStrides = stridesOf(x);
+  std::vector<std::vector<int64_t>> groupStrides(1), memberStrides(1);
+  for (int32_t dim = 0; dim < rank; ++dim) {
+    int64_t size = x.shape[dim];
+    kept.push_back(reduced[dim] ? 1 : size);
+    if (!reduced[dim])
+      dropped.push_back(size);
+    groupShape.push_back(reduced[dim] ? 1 : size);
+    memberShape.push_back(reduced[dim] ? size : 1);
+    groupStrides[0].push_back(xStrides[dim]);
+    memberStrides[0].push_back(xStrides[dim]);
+  }
+  std::vector<int64_t> outShape = shapeOf(out);
+  if (outShape != kept && outShape != dropped) {
+    fail(context, kernel,
+         "out (%s) must be %s (keepdims) or %s for x (%s) reduced",
+         shapeString(out).c_str(), shapeText(kept).c_str(),
+         shapeText(dropped).c_str(), shapeString(x).c_str());
+    return false;
+  }
+  if (!makeBroadcastMap(groupShape, groupStrides, layout.groups) ||
+      !makeBroadcastMap(memberShape, memberStrides, layout.members)) {
+    fail(context, kernel,
+         "x (%s) has more than %d dims that do not merge (a limit of the cuda "
+         "backend)",
+         shapeString(x).c_str(), maxBroadcastRank);
+    return false;
+  }
+  layout.groupCount = numElements(out);
+  layout.memberCount = 1;
+  for (int32_t dim = 0; dim < rank; ++dim)
+    if (reduced[dim])
+      layout.memberCount *= x.shape[dim];
+  // Contiguous groups: the members merged into one dim of stride 1.
+  byBlock = layout.memberCount >= minBlockGroup && layout.members.rank == 1 &&
+            layout.members.strides[0][0] == 1;
+  return true;
+}
+
+/// Launches a group kernel: "<name>BlockKernel" (`blockKernel`) with a block
+/// per group when `byBlock`, else "<name>ThreadKernel" (`threadKernel`) with a
+/// thread per group.
+template <typename... Parameters, typename... Arguments>
+bool launchGroups(lethe_rt_context *context, const char *call,
+                  const std::string &name, const GroupLayout &layout,
+                  bool byBlock, void (*threadKernel)(Parameters...),
+                  void (*blockKernel)(Parameters...),
+                  Arguments &&...arguments) {
+  if (byBlock)
+    return launchRows(context, call, (name + "BlockKernel").c_str(),
+                      layout.groupCount, blockKernel,
+                      std::forward<Arguments>(arguments)...);
+  return launchElementwise(context, call, (name + "ThreadKernel").c_str(),
+                           layout.groupCount, threadKernel,
+                           std::forward<Arguments>(arguments)...);
+}
+
+/// Launches reduce `Kind` over storage type T.
+template <typename T, lethe_rt_reduce_kind Kind>
+bool runReduce(lethe_rt_context *context, const lethe_rt_tensor &x,
+               const lethe_rt_tensor &out, const GroupLayout &layout,
+               bool byBlock) {
+  return launchGroups(context, "lethe_rt_reduce", "reduce", layout, byBlock,
+                      reduceThreadKernel<T, Kind>, reduceBlockKernel<T, Kind>,
+                      x.data, out.data, layout);
+}
+
+} // namespace
+
+extern "C" lethe_rt_status
+lethe_rt_reduce(lethe_rt_context *context, lethe_rt_reduce_kind kind,
+                const lethe_rt_tensor *x, const int64_t *axes, int64_t num_axes,
+                const lethe_rt_tensor *out) {
+  const char *kernel = "lethe_rt_reduce";
+  if (!context || !checkDevice(context, kernel))
+    return LETHE_RT_ERROR;
+  if (kind != LETHE_RT_REDUCE_SUM && kind != LETHE_RT_REDUCE_MEAN &&
+      kind != LETHE_RT_REDUCE_MAX)
+    return fail(context, kernel, "unknown reduce kind %d",
+                static_cast<int>(kind));
+  if (!checkTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "out", out, x->dtype))
+    return LETHE_RT_ERROR;
+  if (kind != LETHE_RT_REDUCE_MAX && x->dtype == LETHE_RT_I1)
+    return fail(context, kernel, "sum and mean need a numeric x, got i1");
+  GroupLayout layout;
+  bool byBlock = false;
+  if (!groupLayout(context, kernel, *x, axes, num_axes, *out, layout, byBlock))
+    return LETHE_RT_ERROR;
+  if (kind == LETHE_RT_REDUCE_MEAN && !isFloat(x->dtype) &&
+      layout.memberCount == 0 && layout.groupCount > 0)
+    return fail(context, kernel, "the %s mean of no elements is undefined",
+                dtypeName(x->dtype));
+
+  bool launched = false;
+  dispatchAny(x->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (kind == LETHE_RT_REDUCE_MAX)
+      launched =
+          runReduce<T, LETHE_RT_REDUCE_MAX>(context, *x, *out, layout, byBlock);
+    else if constexpr (!std::is_same_v<T, Bool>)
+      launched = kind == LETHE_RT_REDUCE_SUM
+                     ? runReduce<T, LETHE_RT_REDUCE_SUM>(context, *x, *out,
+                                                         layout, byBlock)
+                     : runReduce<T, LETHE_RT_REDUCE_MEAN>(context, *x, *out,
+                                                          layout, byBlock);
+  });
+  return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
+}
+
+extern "C" lethe_rt_status
+lethe_rt_reduce_max_grad(lethe_rt_context *context, const lethe_rt_tensor *dy,
+                         const lethe_rt_tensor *x, const lethe_rt_tensor *y,
+                         const int64_t *axes, int64_t num_axes,
+                         const lethe_rt_tensor *dx) {
+  const char *kernel = "lethe_rt_reduce_max_grad";
+  if (!context || !checkDevice(context, kernel) ||
+      !checkFloatTensor(context, kernel, "x", x) ||
+      !checkDtype(context, kernel, "y", y, x->dtype) ||
+      !checkDtype(context, kernel, "dy", dy, x->dtype) ||
+      !checkDtype(context, kernel, "dx", dx, x->dtype) ||
+      !checkSameShape(context, kernel, "y", *y, "dy", *dy) ||
+      !checkSameShape(context, kernel, "x", *x, "dx", *dx))
+    return LETHE_RT_ERROR;
+  GroupLayout layout;
+  bool byBlock = false;
+  if (!groupLayout(context, kernel, *x, axes, num_axes, *y, layout, byBlock))
+    return LETHE_RT_ERROR;
+  if (numElements(*x) == 0)
+    return LETHE_RT_OK;
+  return launchForFloat(x->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    return launchGroups(context, kernel, "maxGrad", layout, byBlock,
+                        maxGradThreadKernel<T>, maxGradBlockKernel<T>, dy->data,
+                        x->data, y->data, dx->data, layout);
+  });
+}
