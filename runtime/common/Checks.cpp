@@ -268,3 +268,210 @@ std::string lethe::rt::hostRangeError(uint64_t offset, uint64_t bytes,
                                       uint64_t hostPoolBytes) {
   return rangeError("host offset", offset, bytes, "host pool", hostPoolBytes);
 }
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates, reductions and losses
+//===----------------------------------------------------------------------===//
+
+std::string lethe::rt::updateError(const TensorCheck &tensorCheck,
+                                   const lethe_rt_tensor *lr,
+                                   const lethe_rt_tensor *step,
+                                   std::initializer_list<NamedTensor> inputs,
+                                   std::initializer_list<NamedTensor> outputs) {
+  std::string error = tensorCheck("lr", lr);
+  if (!error.empty())
+    return error;
+  if (lr->dtype != LETHE_RT_F32 && lr->dtype != LETHE_RT_F64)
+    return formatMessage("lr must be f32 or f64, got %s", dtypeName(lr->dtype));
+  error = rankError("lr", *lr, 0);
+  if (!error.empty())
+    return error;
+  if (step) {
+    error = tensorCheck("step", step);
+    if (error.empty())
+      error = dtypeError("step", *step, LETHE_RT_I64);
+    if (error.empty())
+      error = rankError("step", *step, 0);
+    if (!error.empty())
+      return error;
+  }
+
+  const NamedTensor &x = *inputs.begin();
+  error = tensorCheck(x.first, x.second);
+  if (error.empty())
+    error = floatDtypeError(x.first, *x.second);
+  if (!error.empty())
+    return error;
+  for (std::initializer_list<NamedTensor> group : {inputs, outputs}) {
+    for (const NamedTensor &tensor : group) {
+      error = tensorCheck(tensor.first, tensor.second);
+      if (error.empty())
+        error = dtypeError(tensor.first, *tensor.second, x.second->dtype);
+      if (error.empty())
+        error =
+            sameShapeError(x.first, *x.second, tensor.first, *tensor.second);
+      if (!error.empty())
+        return error;
+    }
+  }
+
+  for (auto current = outputs.begin(); current != outputs.end(); ++current) {
+    const lethe_rt_tensor &out = *current->second;
+    if (overlaps(out, *lr) || (step && overlaps(out, *step)))
+      return formatMessage("%s overlaps lr or step", current->first);
+    for (const NamedTensor &input : inputs)
+      if (input.second->data != out.data && overlaps(out, *input.second))
+        return formatMessage(
+            "%s overlaps part of %s (an output must be exactly an input "
+            "or apart from all of them)",
+            current->first, input.first);
+    for (auto other = outputs.begin(); other != current; ++other)
+      if (overlaps(out, *other->second))
+        return formatMessage("%s and %s overlap", other->first, current->first);
+  }
+  return "";
+}
+
+std::string lethe::rt::reductionAxesError(const lethe_rt_tensor &x,
+                                          const int64_t *axes, int64_t num_axes,
+                                          const lethe_rt_tensor &out,
+                                          std::vector<bool> &reduced) {
+  if (num_axes < 0 || (num_axes > 0 && !axes))
+    return formatMessage("invalid axes (%s) for num_axes %lld",
+                         axes ? "non-null" : "null",
+                         static_cast<long long>(num_axes));
+  // Which dims are reduced (all of them when no axes are given).
+  int32_t rank = x.rank;
+  reduced.assign(rank, num_axes == 0);
+  for (int64_t i = 0; i < num_axes; ++i) {
+    int64_t axis = axes[i];
+    if (axis < 0 || axis >= rank)
+      return formatMessage("axis %lld is out of range for x (%s)",
+                           static_cast<long long>(axis),
+                           shapeString(x).c_str());
+    if (reduced[axis])
+      return formatMessage("axis %lld is repeated",
+                           static_cast<long long>(axis));
+    reduced[axis] = true;
+  }
+  // out is x's shape with the reduced dims 1 (keepdims) or dropped.
+  std::vector<int64_t> kept, dropped;
+  for (int32_t dim = 0; dim < rank; ++dim) {
+    kept.push_back(reduced[dim] ? 1 : x.shape[dim]);
+    if (!reduced[dim])
+      dropped.push_back(x.shape[dim]);
+  }
+  std::vector<int64_t> outShape = shapeOf(out);
+  if (outShape != kept && outShape != dropped)
+    return formatMessage(
+        "out (%s) must be %s (keepdims) or %s for x (%s) reduced",
+        shapeString(out).c_str(), shapeText(kept).c_str(),
+        shapeText(dropped).c_str(), shapeString(x).c_str());
+  return "";
+}
+
+std::string lethe::rt::reductionError(lethe_rt_reduction reduction) {
+  if (reduction != LETHE_RT_REDUCTION_NONE &&
+      reduction != LETHE_RT_REDUCTION_SUM &&
+      reduction != LETHE_RT_REDUCTION_MEAN)
+    return formatMessage("unknown reduction %d", static_cast<int>(reduction));
+  return "";
+}
+
+std::string lethe::rt::lossShapeError(const char *what,
+                                      lethe_rt_reduction reduction,
+                                      const lethe_rt_tensor &loss,
+                                      const std::vector<int64_t> &unreduced) {
+  bool none = reduction == LETHE_RT_REDUCTION_NONE;
+  std::vector<int64_t> expected = none ? unreduced : std::vector<int64_t>{};
+  if (shapeOf(loss) != expected)
+    return formatMessage("%s (%s) must be %s for reduction %s", what,
+                         shapeString(loss).c_str(), shapeText(expected).c_str(),
+                         none                                  ? "none"
+                         : reduction == LETHE_RT_REDUCTION_SUM ? "sum"
+                                                               : "mean");
+  return "";
+}
+
+std::string lethe::rt::classArgumentsError(
+    const char *inputName, const lethe_rt_tensor &input, const char *labelsName,
+    const lethe_rt_tensor &labels, const char *weightsName,
+    const lethe_rt_tensor *weights, int64_t &batch, int64_t &classes,
+    int64_t &spatial) {
+  if (input.rank < 2)
+    return formatMessage("%s must have rank >= 2 (N, C, ...), got %s",
+                         inputName, shapeString(input).c_str());
+  if (labels.dtype != LETHE_RT_I32 && labels.dtype != LETHE_RT_I64)
+    return formatMessage("%s must be i32 or i64, got %s", labelsName,
+                         dtypeName(labels.dtype));
+  std::vector<int64_t> expected = shapeOf(input);
+  expected.erase(expected.begin() + 1);
+  if (shapeOf(labels) != expected)
+    return formatMessage("%s (%s) must be %s for %s (%s)", labelsName,
+                         shapeString(labels).c_str(),
+                         shapeText(expected).c_str(), inputName,
+                         shapeString(input).c_str());
+  batch = input.shape[0];
+  classes = input.shape[1];
+  spatial = 1;
+  for (int32_t dim = 2; dim < input.rank; ++dim)
+    spatial *= input.shape[dim];
+  if (weights && (weights->rank != 1 || weights->shape[0] != classes))
+    return formatMessage("%s (%s) must have shape %lld, the classes of %s "
+                         "(%s)",
+                         weightsName, shapeString(*weights).c_str(),
+                         static_cast<long long>(classes), inputName,
+                         shapeString(input).c_str());
+  return "";
+}
+
+std::string lethe::rt::labelRangeError(const char *labelsName, int64_t index,
+                                       int64_t value, int64_t classes) {
+  return formatMessage("%s element %lld is %lld, outside [0, %lld)", labelsName,
+                       static_cast<long long>(index),
+                       static_cast<long long>(value),
+                       static_cast<long long>(classes));
+}
+
+std::string lethe::rt::logProbError(const lethe_rt_tensor &scores,
+                                    const lethe_rt_tensor &labels,
+                                    const lethe_rt_tensor *weights,
+                                    const lethe_rt_tensor &logProb) {
+  std::string error = dtypeError("log_prob", logProb, scores.dtype);
+  if (error.empty())
+    error = sameShapeError("scores", scores, "log_prob", logProb);
+  if (!error.empty())
+    return error;
+  if (overlaps(logProb, labels) || (weights && overlaps(logProb, *weights)))
+    return "log_prob overlaps labels or weights";
+  return "";
+}
+
+std::string lethe::rt::dscoresError(const lethe_rt_tensor &logProb,
+                                    const lethe_rt_tensor &dloss,
+                                    const lethe_rt_tensor &labels,
+                                    const lethe_rt_tensor *weights,
+                                    const lethe_rt_tensor &dscores) {
+  std::string error = dtypeError("dscores", dscores, logProb.dtype);
+  if (error.empty())
+    error = sameShapeError("log_prob", logProb, "dscores", dscores);
+  if (!error.empty())
+    return error;
+  // Each element of log_prob is read just before the same element of dscores
+  // is written, so dscores may be log_prob itself, but no other input.
+  if (overlaps(dscores, dloss) || overlaps(dscores, labels) ||
+      (weights && overlaps(dscores, *weights)) ||
+      (dscores.data != logProb.data && overlaps(dscores, logProb)))
+    return "dscores overlaps dloss, labels, weights or part of log_prob";
+  return "";
+}
+
+std::string lethe::rt::dinputError(const lethe_rt_tensor &dinput,
+                                   const lethe_rt_tensor &dloss,
+                                   const lethe_rt_tensor &target,
+                                   const lethe_rt_tensor *weight) {
+  if (overlaps(dinput, dloss) || overlaps(dinput, target) ||
+      (weight && overlaps(dinput, *weight)))
+    return "dinput overlaps dloss, target or weight";
+  return "";
+}

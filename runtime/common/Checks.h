@@ -19,7 +19,10 @@
 
 #include <cstdarg>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lethe::rt {
@@ -151,6 +154,91 @@ std::string gemmShapesError(const lethe_rt_tensor &a, const lethe_rt_tensor &b,
                             const lethe_rt_tensor *c, int trans_a, int trans_b,
                             const lethe_rt_tensor &out, int64_t &m, int64_t &n,
                             int64_t &k, std::vector<int64_t> &cStrides);
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates, reductions and losses
+//===----------------------------------------------------------------------===//
+
+/// A tensor argument and the name messages give it.
+using NamedTensor = std::pair<const char *, const lethe_rt_tensor *>;
+/// A backend's whole check of a tensor argument named `what`: tensorError's,
+/// then where its data must lie; its message ("" when it passes).
+using TensorCheck =
+    std::function<std::string(const char *what, const lethe_rt_tensor *tensor)>;
+
+/// The arguments of an optimizer update, each tensor checked with
+/// `tensorCheck` when it is first met: `lr` is a scalar of f32 or f64, `step`
+/// (unless null for an op without one) a scalar i64; the first input is x, of
+/// a float dtype, and every other input and every output has its dtype and
+/// shape; an output is either exactly an input or overlaps no input, no other
+/// output, and neither lr nor step.
+std::string updateError(const TensorCheck &tensorCheck,
+                        const lethe_rt_tensor *lr, const lethe_rt_tensor *step,
+                        std::initializer_list<NamedTensor> inputs,
+                        std::initializer_list<NamedTensor> outputs);
+
+/// `axes` (num_axes of them, none meaning all) are distinct dims of x, and
+/// out is x reduced over them, with or without the kept dims; then
+/// `reduced` says which of x's dims are.
+std::string reductionAxesError(const lethe_rt_tensor &x, const int64_t *axes,
+                               int64_t num_axes, const lethe_rt_tensor &out,
+                               std::vector<bool> &reduced);
+
+/// `reduction` is none, sum or mean.
+std::string reductionError(lethe_rt_reduction reduction);
+/// A valid `loss` (named `what`) has the shape `reduction` implies:
+/// `unreduced` for none, a scalar otherwise.
+std::string lossShapeError(const char *what, lethe_rt_reduction reduction,
+                           const lethe_rt_tensor &loss,
+                           const std::vector<int64_t> &unreduced);
+
+/// For a class-indexed loss whose valid tensors are the float input
+/// (`inputName`), labels and optional float weights: input is (N, C, D...),
+/// labels (N, D...) of i32 or i64, weights (C); then `batch` is N, `classes`
+/// C and `spatial` the product of D... (Whether each label lies in
+/// [0, C) is the backend's to check, with labelRangeError's message.)
+std::string
+classArgumentsError(const char *inputName, const lethe_rt_tensor &input,
+                    const char *labelsName, const lethe_rt_tensor &labels,
+                    const char *weightsName, const lethe_rt_tensor *weights,
+                    int64_t &batch, int64_t &classes, int64_t &spatial);
+/// The message for element `index` of the labels, `value`, outside
+/// [0, classes).
+std::string labelRangeError(const char *labelsName, int64_t index,
+                            int64_t value, int64_t classes);
+
+/// lethe_rt_softmax_cross_entropy's valid log_prob has scores' dtype and
+/// shape and overlaps neither labels nor weights.
+std::string logProbError(const lethe_rt_tensor &scores,
+                         const lethe_rt_tensor &labels,
+                         const lethe_rt_tensor *weights,
+                         const lethe_rt_tensor &logProb);
+/// lethe_rt_softmax_cross_entropy_grad's valid dscores has log_prob's dtype
+/// and shape and overlaps neither dloss, labels, weights nor part of
+/// log_prob (it may be log_prob itself).
+std::string dscoresError(const lethe_rt_tensor &logProb,
+                         const lethe_rt_tensor &dloss,
+                         const lethe_rt_tensor &labels,
+                         const lethe_rt_tensor *weights,
+                         const lethe_rt_tensor &dscores);
+/// lethe_rt_nll_grad's dinput overlaps neither dloss, target nor weight.
+std::string dinputError(const lethe_rt_tensor &dinput,
+                        const lethe_rt_tensor &dloss,
+                        const lethe_rt_tensor &target,
+                        const lethe_rt_tensor *weight);
+
+/// `reduction` is valid and `loss` (named `what`) is valid, has `dtype` and
+/// the shape the reduction implies (`unreduced` for none, a scalar
+/// otherwise).
+inline bool checkLoss(lethe_rt_context *context, const char *kernel,
+                      const char *what, lethe_rt_reduction reduction,
+                      const lethe_rt_tensor *loss, lethe_rt_dtype dtype,
+                      const std::vector<int64_t> &unreduced) {
+  return report(context, kernel, reductionError(reduction)) &&
+         checkDtype(context, kernel, what, loss, dtype) &&
+         report(context, kernel,
+                lossShapeError(what, reduction, *loss, unreduced));
+}
 
 //===----------------------------------------------------------------------===//
 // Memory and streams

@@ -189,17 +189,10 @@ extern "C" lethe_rt_status lethe_rt_softmax_cross_entropy_grad(
   if (!arguments.check(context, kernel, "log_prob", "labels", "weights") ||
       !checkLoss(context, kernel, "dloss", reduction, dloss, log_prob->dtype,
                  shapeOf(*labels)) ||
-      !checkDtype(context, kernel, "dscores", dscores, log_prob->dtype) ||
-      !checkSameShape(context, kernel, "log_prob", *log_prob, "dscores",
-                      *dscores))
+      !checkTensor(context, kernel, "dscores", dscores) ||
+      !report(context, kernel,
+              dscoresError(*log_prob, *dloss, *labels, weights, *dscores)))
     return LETHE_RT_ERROR;
-  // Each element of log_prob is read just before the same element of dscores
-  // is written, so dscores may be log_prob itself, but no other input.
-  if (overlaps(*dscores, *dloss) || overlaps(*dscores, *labels) ||
-      (weights && overlaps(*dscores, *weights)) ||
-      (dscores->data != log_prob->data && overlaps(*dscores, *log_prob)))
-    return fail(context, kernel,
-                "dscores overlaps dloss, labels, weights or part of log_prob");
   int64_t classes = arguments.classes, spatial = arguments.spatial;
   dispatchFloat(log_prob->dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -232,11 +225,9 @@ lethe_rt_nll_grad(lethe_rt_context *context, const lethe_rt_tensor *dloss,
                       ignore_index};
   if (!arguments.check(context, kernel, "dinput", "target", "weight") ||
       !checkLoss(context, kernel, "dloss", reduction, dloss, dinput->dtype,
-                 shapeOf(*target)))
+                 shapeOf(*target)) ||
+      !report(context, kernel, dinputError(*dinput, *dloss, *target, weight)))
     return LETHE_RT_ERROR;
-  if (overlaps(*dinput, *dloss) || overlaps(*dinput, *target) ||
-      (weight && overlaps(*dinput, *weight)))
-    return fail(context, kernel, "dinput overlaps dloss, target or weight");
   int64_t classes = arguments.classes, spatial = arguments.spatial;
   dispatchFloat(dinput->dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -66,13 +66,10 @@ extern "C" lethe_rt_status lethe_rt_softmax_cross_entropy(
   if (!arguments.check(context, kernel, "scores", "labels", "weights") ||
       !checkLoss(context, kernel, "loss", reduction, loss, scores->dtype,
                  shapeOf(*labels)) ||
-      !checkDtype(context, kernel, "log_prob", log_prob, scores->dtype) ||
-      !checkSameShape(context, kernel, "scores", *scores, "log_prob",
-                      *log_prob))
+      !checkTensor(context, kernel, "log_prob", log_prob) ||
+      !report(context, kernel,
+              logProbError(*scores, *labels, weights, *log_prob)))
     return LETHE_RT_ERROR;
-  if (overlaps(*log_prob, *labels) ||
-      (weights && overlaps(*log_prob, *weights)))
-    return fail(context, kernel, "log_prob overlaps labels or weights");
   if (lethe_rt_softmax(context, scores, 1, 1, log_prob) != LETHE_RT_OK)
     return LETHE_RT_ERROR;
   computeLoss(arguments, *log_prob, reduction, *loss);

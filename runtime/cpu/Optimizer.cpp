@@ -29,82 +29,27 @@ using namespace lethe::rt;
 
 namespace {
 
-using NamedTensor = std::pair<const char *, const lethe_rt_tensor *>;
-
 /// The scalars an update reads from its tensor arguments.
 struct UpdateScalars {
   double learningRate = 0;
   int64_t step = 0;
 };
 
-/// Checks the arguments of an update: `lr` is a scalar of f32 or f64, `step`
-/// (unless null for an op without one) a scalar i64; the first input is x,
-/// of a float dtype, and every other input and every output has its dtype and
-/// shape; an output is either exactly an input or overlaps no input and no
-/// other output. Reads the scalars into `scalars`.
+/// Checks the arguments of an update (updateError) and reads the scalars
+/// into `scalars`.
 bool checkUpdate(lethe_rt_context *context, const char *kernel,
                  const lethe_rt_tensor *lr, const lethe_rt_tensor *step,
                  std::initializer_list<NamedTensor> inputs,
                  std::initializer_list<NamedTensor> outputs,
                  UpdateScalars &scalars) {
-  if (!checkTensor(context, kernel, "lr", lr))
-    return false;
-  if (lr->dtype != LETHE_RT_F32 && lr->dtype != LETHE_RT_F64) {
-    fail(context, kernel, "lr must be f32 or f64, got %s",
-         dtypeName(lr->dtype));
-    return false;
-  }
-  if (!checkRank(context, kernel, "lr", *lr, 0))
+  if (!report(context, kernel,
+              updateError(tensorError, lr, step, inputs, outputs)))
     return false;
   scalars.learningRate = lr->dtype == LETHE_RT_F32
                              ? static_cast<double>(load<float>(lr->data, 0))
                              : load<double>(lr->data, 0);
-  if (step) {
-    if (!checkDtype(context, kernel, "step", step, LETHE_RT_I64) ||
-        !checkRank(context, kernel, "step", *step, 0))
-      return false;
+  if (step)
     scalars.step = load<int64_t>(step->data, 0);
-  }
-
-  const NamedTensor &x = *inputs.begin();
-  if (!checkFloatTensor(context, kernel, x.first, x.second))
-    return false;
-  auto checkLikeX = [&](const NamedTensor &tensor) {
-    return checkDtype(context, kernel, tensor.first, tensor.second,
-                      x.second->dtype) &&
-           checkSameShape(context, kernel, x.first, *x.second, tensor.first,
-                          *tensor.second);
-  };
-  for (const NamedTensor &input : inputs)
-    if (!checkLikeX(input))
-      return false;
-  for (const NamedTensor &output : outputs)
-    if (!checkLikeX(output))
-      return false;
-
-  for (auto current = outputs.begin(); current != outputs.end(); ++current) {
-    const lethe_rt_tensor &out = *current->second;
-    if (overlaps(out, *lr) || (step && overlaps(out, *step))) {
-      fail(context, kernel, "%s overlaps lr or step", current->first);
-      return false;
-    }
-    for (const NamedTensor &input : inputs) {
-      if (input.second->data != out.data && overlaps(out, *input.second)) {
-        fail(context, kernel,
-             "%s overlaps part of %s (an output must be exactly an input "
-             "or apart from all of them)",
-             current->first, input.first);
-        return false;
-      }
-    }
-    for (auto other = outputs.begin(); other != current; ++other) {
-      if (overlaps(out, *other->second)) {
-        fail(context, kernel, "%s and %s overlap", other->first,
-             current->first);
-        return false;
-      }
-    }
-  }
   return true;
 }
 

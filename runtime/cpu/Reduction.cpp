@@ -103,7 +103,8 @@ void reduceMax(const lethe_rt_tensor &x, const std::vector<int64_t> &accStrides,
 }
 
 /// Checks `axes` (num_axes of them, none meaning all) against x and that
-/// out is x reduced over them, with or without the kept dims; gives the
+/// out is x reduced over them, with or without the kept dims
+/// (reductionAxesError); gives the
 /// strides of out's elements over x's dims (0 along the reduced ones) and
 /// the number of elements reduced into each.
 bool getReductionLayout(lethe_rt_context *context, const char *kernel,
@@ -111,46 +112,15 @@ bool getReductionLayout(lethe_rt_context *context, const char *kernel,
                         int64_t num_axes, const lethe_rt_tensor &out,
                         std::vector<int64_t> &accStrides,
                         int64_t &reducedCount) {
-  if (num_axes < 0 || (num_axes > 0 && !axes)) {
-    fail(context, kernel, "invalid axes (%s) for num_axes %lld",
-         axes ? "non-null" : "null", static_cast<long long>(num_axes));
+  std::vector<bool> reduced;
+  if (!report(context, kernel,
+              reductionAxesError(x, axes, num_axes, out, reduced)))
     return false;
-  }
-  // Which dims are reduced (all of them when no axes are given).
   int32_t rank = x.rank;
-  std::vector<bool> reduced(rank, num_axes == 0);
-  for (int64_t i = 0; i < num_axes; ++i) {
-    int64_t axis = axes[i];
-    if (axis < 0 || axis >= rank) {
-      fail(context, kernel, "axis %lld is out of range for x (%s)",
-           static_cast<long long>(axis), shapeString(x).c_str());
-      return false;
-    }
-    if (reduced[axis]) {
-      fail(context, kernel, "axis %lld is repeated",
-           static_cast<long long>(axis));
-      return false;
-    }
-    reduced[axis] = true;
-  }
-  // out is x's shape with the reduced dims 1 (keepdims) or dropped.
-  std::vector<int64_t> kept, dropped;
   reducedCount = 1;
-  for (int32_t dim = 0; dim < rank; ++dim) {
-    kept.push_back(reduced[dim] ? 1 : x.shape[dim]);
+  for (int32_t dim = 0; dim < rank; ++dim)
     if (reduced[dim])
       reducedCount *= x.shape[dim];
-    else
-      dropped.push_back(x.shape[dim]);
-  }
-  std::vector<int64_t> outShape = shapeOf(out);
-  if (outShape != kept && outShape != dropped) {
-    fail(context, kernel,
-         "out (%s) must be %s (keepdims) or %s for x (%s) reduced",
-         shapeString(out).c_str(), shapeText(kept).c_str(),
-         shapeText(dropped).c_str(), shapeString(x).c_str());
-    return false;
-  }
   accStrides.assign(rank, 0);
   int64_t stride = 1;
   for (int32_t dim = rank; dim-- > 0;) {

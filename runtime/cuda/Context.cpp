@@ -173,13 +173,15 @@ bool lethe::rt::checkDevice(lethe_rt_context *context, const char *call) {
 // Argument checks
 //===----------------------------------------------------------------------===//
 
-bool lethe::rt::checkTensor(lethe_rt_context *context, const char *kernel,
-                            const char *what, const lethe_rt_tensor *tensor) {
-  if (!report(context, kernel, tensorError(what, tensor)))
-    return false;
+std::string lethe::rt::arenaTensorError(lethe_rt_context *context,
+                                        const char *what,
+                                        const lethe_rt_tensor *tensor) {
+  std::string error = tensorError(what, tensor);
+  if (!error.empty())
+    return error;
   int64_t count = numElements(*tensor);
   if (count == 0)
-    return true;
+    return "";
   // Compared as integers: the data need not point into any allocation.
   uintptr_t begin = reinterpret_cast<uintptr_t>(tensor->data);
   uintptr_t arena = reinterpret_cast<uintptr_t>(context->arena);
@@ -187,13 +189,16 @@ bool lethe::rt::checkTensor(lethe_rt_context *context, const char *kernel,
       static_cast<uint64_t>(count) * lethe_rt_dtype_size(tensor->dtype);
   if (!context->memoryInitialized || begin < arena ||
       begin - arena > context->arenaBytes ||
-      bytes > context->arenaBytes - (begin - arena)) {
-    fail(context, kernel,
-         "%s (%s, %llu bytes) does not lie in the arena (on the cuda "
-         "backend, tensors live in the device arena of lethe_rt_memory_init)",
-         what, shapeString(*tensor).c_str(),
-         static_cast<unsigned long long>(bytes));
-    return false;
-  }
-  return true;
+      bytes > context->arenaBytes - (begin - arena))
+    return formatMessage(
+        "%s (%s, %llu bytes) does not lie in the arena (on the cuda "
+        "backend, tensors live in the device arena of lethe_rt_memory_init)",
+        what, shapeString(*tensor).c_str(),
+        static_cast<unsigned long long>(bytes));
+  return "";
+}
+
+bool lethe::rt::checkTensor(lethe_rt_context *context, const char *kernel,
+                            const char *what, const lethe_rt_tensor *tensor) {
+  return report(context, kernel, arenaTensorError(context, what, tensor));
 }

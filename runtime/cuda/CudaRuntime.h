@@ -108,10 +108,13 @@ bool checkLaunch(lethe_rt_context *context, const char *call,
 /// `call` otherwise.
 bool checkDevice(lethe_rt_context *context, const char *call);
 
-// checkTensor (declared in common/Checks.h): tensorError's checks, and
-// (unless the tensor has no elements) data that lies within the context's
-// arena: kernels read and write device memory, and a host pointer would fault
-// on the device and poison the CUDA context instead of failing this call.
+/// tensorError's checks, and (unless the tensor has no elements) data that
+/// lies within the context's arena: kernels read and write device memory, and
+/// a host pointer would fault on the device and poison the CUDA context
+/// instead of failing the call. The message, or "". (checkTensor, declared in
+/// common/Checks.h, records it.)
+std::string arenaTensorError(lethe_rt_context *context, const char *what,
+                             const lethe_rt_tensor *tensor);
 
 } // namespace lethe::rt
 

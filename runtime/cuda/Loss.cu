@@ -91,33 +91,6 @@ __global__ void summedErrorKernel(const void *a, const void *b, void *loss,
     store<T>(loss, 0, mean ? total.x / static_cast<double>(count) : total.x);
 }
 
-/// Checks `reduction` and that `loss` (named `what`) has `dtype` and the
-/// shape the reduction implies (`unreduced` for none, a scalar otherwise), with
-/// the CPU backend's messages.
-bool checkLoss(lethe_rt_context *context, const char *kernel, const char *what,
-               lethe_rt_reduction reduction, const lethe_rt_tensor *loss,
-               lethe_rt_dtype dtype, const std::vector<int64_t> &unreduced) {
-  if (reduction != LETHE_RT_REDUCTION_NONE &&
-      reduction != LETHE_RT_REDUCTION_SUM &&
-      reduction != LETHE_RT_REDUCTION_MEAN) {
-    fail(context, kernel, "unknown reduction %d", static_cast<int>(reduction));
-    return false;
-  }
-  if (!checkDtype(context, kernel, what, loss, dtype))
-    return false;
-  bool none = reduction == LETHE_RT_REDUCTION_NONE;
-  std::vector<int64_t> expected = none ? unreduced : std::vector<int64_t>{};
-  if (shapeOf(*loss) != expected) {
-    fail(context, kernel, "%s (%s) must be %s for reduction %s", what,
-         shapeString(*loss).c_str(), shapeText(expected).c_str(),
-         none                                  ? "none"
-         : reduction == LETHE_RT_REDUCTION_SUM ? "sum"
-                                               : "mean");
-    return false;
-  }
-  return true;
-}
-
 //===----------------------------------------------------------------------===//
 // Class-indexed losses
 //===----------------------------------------------------------------------===//
@@ -263,44 +236,17 @@ bool checkClassArguments(lethe_rt_context *context, const char *kernel,
       !checkTensor(context, kernel, labelsName, labels) ||
       (weights && !checkFloatTensor(context, kernel, weightsName, weights)))
     return false;
-  if (input->rank < 2) {
-    fail(context, kernel, "%s must have rank >= 2 (N, C, ...), got %s",
-         inputName, shapeString(*input).c_str());
+  if (!report(context, kernel,
+              classArgumentsError(inputName, *input, labelsName, *labels,
+                                  weightsName, weights, arguments.batch,
+                                  arguments.classes, arguments.spatial)))
     return false;
-  }
-  if (labels->dtype != LETHE_RT_I32 && labels->dtype != LETHE_RT_I64) {
-    fail(context, kernel, "%s must be i32 or i64, got %s", labelsName,
-         dtypeName(labels->dtype));
-    return false;
-  }
-  std::vector<int64_t> expected = shapeOf(*input);
-  expected.erase(expected.begin() + 1);
-  if (shapeOf(*labels) != expected) {
-    fail(context, kernel, "%s (%s) must be %s for %s (%s)", labelsName,
-         shapeString(*labels).c_str(), shapeText(expected).c_str(), inputName,
-         shapeString(*input).c_str());
-    return false;
-  }
   arguments.labels = labels->data;
   arguments.labels64 = labels->dtype == LETHE_RT_I64;
   arguments.weights = weights ? weights->data : nullptr;
   arguments.weightsDtype = weights ? weights->dtype : LETHE_RT_F32;
   arguments.hasIgnoreIndex = hasIgnoreIndex != 0;
   arguments.ignoreIndex = ignoreIndex;
-  arguments.batch = input->shape[0];
-  arguments.classes = input->shape[1];
-  for (int32_t dim = 2; dim < input->rank; ++dim)
-    arguments.spatial *= input->shape[dim];
-  if (weights &&
-      (weights->rank != 1 || weights->shape[0] != arguments.classes)) {
-    fail(context, kernel,
-         "%s (%s) must have shape %lld, the classes of %s "
-         "(%s)",
-         weightsName, shapeString(*weights).c_str(),
-         static_cast<long long>(arguments.classes), inputName,
-         shapeString(*input).c_str());
-    return false;
-  }
   int64_t count = arguments.labelCount(), invalid = -1;
   if (count == 0)
     return true;
@@ -329,10 +275,8 @@ bool checkClassArguments(lethe_rt_context *context, const char *kernel,
     return false;
   if (!arguments.labels64)
     value = narrow;
-  fail(context, kernel, "%s element %lld is %lld, outside [0, %lld)",
-       labelsName, static_cast<long long>(invalid),
-       static_cast<long long>(value),
-       static_cast<long long>(arguments.classes));
+  report(context, kernel,
+         labelRangeError(labelsName, invalid, value, arguments.classes));
   return false;
 }
 
@@ -441,13 +385,10 @@ extern "C" lethe_rt_status lethe_rt_softmax_cross_entropy(
   if (!checkClassLoss(context, kernel, {"scores", "labels", "weights", "loss"},
                       scores, labels, weights, has_ignore_index, ignore_index,
                       reduction, loss, arguments) ||
-      !checkDtype(context, kernel, "log_prob", log_prob, scores->dtype) ||
-      !checkSameShape(context, kernel, "scores", *scores, "log_prob",
-                      *log_prob))
+      !checkTensor(context, kernel, "log_prob", log_prob) ||
+      !report(context, kernel,
+              logProbError(*scores, *labels, weights, *log_prob)))
     return LETHE_RT_ERROR;
-  if (overlaps(*log_prob, *labels) ||
-      (weights && overlaps(*log_prob, *weights)))
-    return fail(context, kernel, "log_prob overlaps labels or weights");
   if (lethe_rt_softmax(context, scores, 1, 1, log_prob) != LETHE_RT_OK)
     return LETHE_RT_ERROR;
   return computeLoss(context, kernel, arguments, *log_prob, reduction, *loss);
@@ -479,17 +420,10 @@ extern "C" lethe_rt_status lethe_rt_softmax_cross_entropy_grad(
                       {"log_prob", "labels", "weights", "dloss"}, log_prob,
                       labels, weights, has_ignore_index, ignore_index,
                       reduction, dloss, arguments) ||
-      !checkDtype(context, kernel, "dscores", dscores, log_prob->dtype) ||
-      !checkSameShape(context, kernel, "log_prob", *log_prob, "dscores",
-                      *dscores))
+      !checkTensor(context, kernel, "dscores", dscores) ||
+      !report(context, kernel,
+              dscoresError(*log_prob, *dloss, *labels, weights, *dscores)))
     return LETHE_RT_ERROR;
-  // Each element of log_prob is read just before the same element of dscores
-  // is written, so dscores may be log_prob itself, but no other input.
-  if (overlaps(*dscores, *dloss) || overlaps(*dscores, *labels) ||
-      (weights && overlaps(*dscores, *weights)) ||
-      (dscores->data != log_prob->data && overlaps(*dscores, *log_prob)))
-    return fail(context, kernel,
-                "dscores overlaps dloss, labels, weights or part of log_prob");
   return computeLossGrad(context, kernel, /*nll=*/false, arguments, *dloss,
                          *log_prob, reduction, *dscores);
 }
@@ -503,11 +437,9 @@ lethe_rt_nll_grad(lethe_rt_context *context, const lethe_rt_tensor *dloss,
   ClassLoss arguments;
   if (!checkClassLoss(context, kernel, {"dinput", "target", "weight", "dloss"},
                       dinput, target, weight, has_ignore_index, ignore_index,
-                      reduction, dloss, arguments))
+                      reduction, dloss, arguments) ||
+      !report(context, kernel, dinputError(*dinput, *dloss, *target, weight)))
     return LETHE_RT_ERROR;
-  if (overlaps(*dinput, *dloss) || overlaps(*dinput, *target) ||
-      (weight && overlaps(*dinput, *weight)))
-    return fail(context, kernel, "dinput overlaps dloss, target or weight");
   return computeLossGrad(context, kernel, /*nll=*/true, arguments, *dloss,
                          *dinput, reduction, *dinput);
 }

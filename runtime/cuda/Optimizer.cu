@@ -29,8 +29,6 @@ using namespace lethe::rt;
 
 namespace {
 
-using NamedTensor = std::pair<const char *, const lethe_rt_tensor *>;
-
 /// Where an update's scalars lie in device memory, read by its kernel.
 struct DeviceScalars {
   /// lr, a scalar of f32 (lrIsDouble false) or f64.
@@ -46,70 +44,25 @@ struct DeviceScalars {
   __device__ int64_t stepValue() const { return step ? *step : 0; }
 };
 
-/// Checks the arguments of an update as the CPU backend does, with the same
-/// messages: `lr` is a scalar of f32 or f64, `step` (unless null for an op
-/// without one) a scalar i64; the first input is x, of a float dtype, and
-/// every other input and every output has its dtype and shape; an output is
-/// either exactly an input or overlaps no input and no other output. Sets
-/// `scalars` to where lr and step lie.
+/// Checks the device, then the arguments of an update (updateError, the
+/// tensors in the arena). Sets `scalars` to where lr and step lie.
 bool checkUpdate(lethe_rt_context *context, const char *kernel,
                  const lethe_rt_tensor *lr, const lethe_rt_tensor *step,
                  std::initializer_list<NamedTensor> inputs,
                  std::initializer_list<NamedTensor> outputs,
                  DeviceScalars &scalars) {
   if (!context || !checkDevice(context, kernel) ||
-      !checkTensor(context, kernel, "lr", lr))
-    return false;
-  if (lr->dtype != LETHE_RT_F32 && lr->dtype != LETHE_RT_F64) {
-    fail(context, kernel, "lr must be f32 or f64, got %s",
-         dtypeName(lr->dtype));
-    return false;
-  }
-  if (!checkRank(context, kernel, "lr", *lr, 0))
+      !report(context, kernel,
+              updateError(
+                  [context](const char *what, const lethe_rt_tensor *tensor) {
+                    return arenaTensorError(context, what, tensor);
+                  },
+                  lr, step, inputs, outputs)))
     return false;
   scalars.lr = lr->data;
   scalars.lrIsDouble = lr->dtype == LETHE_RT_F64;
-  if (step) {
-    if (!checkDtype(context, kernel, "step", step, LETHE_RT_I64) ||
-        !checkRank(context, kernel, "step", *step, 0))
-      return false;
+  if (step)
     scalars.step = static_cast<const int64_t *>(step->data);
-  }
-
-  const NamedTensor &x = *inputs.begin();
-  if (!checkFloatTensor(context, kernel, x.first, x.second))
-    return false;
-  for (std::initializer_list<NamedTensor> group : {inputs, outputs})
-    for (const NamedTensor &tensor : group)
-      if (!checkDtype(context, kernel, tensor.first, tensor.second,
-                      x.second->dtype) ||
-          !checkSameShape(context, kernel, x.first, *x.second, tensor.first,
-                          *tensor.second))
-        return false;
-
-  for (auto current = outputs.begin(); current != outputs.end(); ++current) {
-    const lethe_rt_tensor &out = *current->second;
-    if (overlaps(out, *lr) || (step && overlaps(out, *step))) {
-      fail(context, kernel, "%s overlaps lr or step", current->first);
-      return false;
-    }
-    for (const NamedTensor &input : inputs) {
-      if (input.second->data != out.data && overlaps(out, *input.second)) {
-        fail(context, kernel,
-             "%s overlaps part of %s (an output must be exactly an input "
-             "or apart from all of them)",
-             current->first, input.first);
-        return false;
-      }
-    }
-    for (auto other = outputs.begin(); other != current; ++other) {
-      if (overlaps(out, *other->second)) {
-        fail(context, kernel, "%s and %s overlap", other->first,
-             current->first);
-        return false;
-      }
-    }
-  }
   return true;
 }
 

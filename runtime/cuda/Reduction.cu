@@ -173,57 +173,31 @@ __global__ void maxGradBlockKernel(const void *dy, const void *x, const void *y,
 }
 
 /// Checks `axes` (num_axes of them, none meaning all) against x and that
-/// `out` is x reduced over them, with or without the kept dims, with the CPU
-/// backend's messages (which call lethe_rt_reduce_max_grad's y "out" too);
+/// `out` is x reduced over them, with or without the kept dims
+/// (reductionAxesError, whose messages call lethe_rt_reduce_max_grad's y
+/// "out" too);
 /// builds the layout of the groups and says whether a block should fold each
 /// (see the file comment).
 bool groupLayout(lethe_rt_context *context, const char *kernel,
                  const lethe_rt_tensor &x, const int64_t *axes,
                  int64_t num_axes, const lethe_rt_tensor &out,
                  GroupLayout &layout, bool &byBlock) {
-  if (num_axes < 0 || (num_axes > 0 && !axes)) {
-    fail(context, kernel, "invalid axes (%s) for num_axes %lld",
-         axes ? "non-null" : "null", static_cast<long long>(num_axes));
+  std::vector<bool> reduced;
+  if (!report(context, kernel,
+              reductionAxesError(x, axes, num_axes, out, reduced)))
     return false;
-  }
   int32_t rank = x.rank;
-  std::vector<bool> reduced(rank, num_axes == 0);
-  for (int64_t i = 0; i < num_axes; ++i) {
-    int64_t axis = axes[i];
-    if (axis < 0 || axis >= rank) {
-      fail(context, kernel, "axis %lld is out of range for x (%s)",
-           static_cast<long long>(axis), shapeString(x).c_str());
-      return false;
-    }
-    if (reduced[axis]) {
-      fail(context, kernel, "axis %lld is repeated",
-           static_cast<long long>(axis));
-      return false;
-    }
-    reduced[axis] = true;
-  }
   // The groups walk the kept dims, the members the reduced ones, each with
   // x's strides (1 on the other side, which then drops out of the map).
-  std::vector<int64_t> kept, dropped, groupShape, memberShape;
+  std::vector<int64_t> groupShape, memberShape;
   std::vector<int64_t> xStrides = stridesOf(x);
   std::vector<std::vector<int64_t>> groupStrides(1), memberStrides(1);
   for (int32_t dim = 0; dim < rank; ++dim) {
     int64_t size = x.shape[dim];
-    kept.push_back(reduced[dim] ? 1 : size);
-    if (!reduced[dim])
-      dropped.push_back(size);
     groupShape.push_back(reduced[dim] ? 1 : size);
     memberShape.push_back(reduced[dim] ? size : 1);
     groupStrides[0].push_back(xStrides[dim]);
     memberStrides[0].push_back(xStrides[dim]);
-  }
-  std::vector<int64_t> outShape = shapeOf(out);
-  if (outShape != kept && outShape != dropped) {
-    fail(context, kernel,
-         "out (%s) must be %s (keepdims) or %s for x (%s) reduced",
-         shapeString(out).c_str(), shapeText(kept).c_str(),
-         shapeText(dropped).c_str(), shapeString(x).c_str());
-    return false;
   }
   if (!makeBroadcastMap(groupShape, groupStrides, layout.groups) ||
       !makeBroadcastMap(memberShape, memberStrides, layout.members)) {
