@@ -310,12 +310,13 @@ public:
         totals[section] += item.size;
   }
 
-  /// Looks for a layout whose arena is at most `capacity` units within
-  /// `nodeLimit` nodes; on success fills `offsets` (in units, indexed like
+  /// Looks for a layout whose arena is at most `arenaUnits` units within
+  /// `maxNodes` nodes; on success fills `offsets` (in units, indexed like
   /// the blocks) and returns true.
-  bool run(int64_t capacity, int64_t nodeLimit, std::vector<int64_t> &offsets) {
-    this->capacity = capacity;
-    this->nodeLimit = nodeLimit;
+  bool run(int64_t arenaUnits, int64_t maxNodes,
+           std::vector<int64_t> &offsets) {
+    capacity = arenaUnits;
+    nodeLimit = maxNodes;
     nodes = 0;
     aborted = false;
     floors.assign(sectionCount, 0);

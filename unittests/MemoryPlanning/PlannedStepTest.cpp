@@ -141,8 +141,8 @@ protected:
     // Adam at its smallest budget, whose 158 blocks (97 of them single
     // 256-byte blocks, swaps interleaving the lifetimes) lay out in 89
     // blocks against a peak of 86 (3.5%); the layout's search finds none
-    // smaller and does not prove that none exists (docs/Planning.md,
-    // "Arena").
+    // smaller and does not prove that none exists (docs/Planning.md, on
+    // --lethe-assign-arena).
     const std::string &strategy = GetParam().strategy;
     double slack = strategy == "greedy" || strategy == "auto" ? 1.035 : 1.03;
     auto arena = getStep(module)->getAttrOfType<DictionaryAttr>("lethe.arena");
