@@ -32,8 +32,7 @@ namespace lethe::rt {
 //===----------------------------------------------------------------------===//
 
 /// Records "<call>: <printf-formatted message>" as the context's last error
-/// and returns LETHE_RT_ERROR. Each backend defines it (its context is its
-/// own), with recordError.
+/// and returns LETHE_RT_ERROR (common/Context.cpp).
 lethe_rt_status fail(lethe_rt_context *context, const char *call,
                      const char *format, ...)
     __attribute__((format(printf, 3, 4)));

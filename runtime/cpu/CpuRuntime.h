@@ -20,6 +20,7 @@
 #define LETHE_RUNTIME_CPU_CPURUNTIME_H
 
 #include "common/Checks.h"
+#include "common/Context.h"
 #include "common/ElementTypes.h"
 #include "common/Tensor.h"
 #include "lethe_rt.h"
@@ -92,10 +93,7 @@ struct lethe_rt_event {
   uint64_t position = 0;
 };
 
-struct lethe_rt_context {
-  /// The message of the last failed call.
-  std::string lastError;
-
+struct lethe_rt_context : lethe::rt::ContextBase {
   /// Whether lethe_rt_memory_init has run (successfully).
   bool memoryInitialized = false;
   lethe::rt::AlignedBuffer arena, hostPool;
@@ -110,9 +108,6 @@ struct lethe_rt_context {
   /// Copies issued so far (lethe_rt_get_memory_stats).
   uint64_t offloadedBytes = 0, prefetchedBytes = 0, offloads = 0,
            prefetches = 0;
-  /// What lethe_rt_op_begin calls (lethe_rt_set_op_hook).
-  lethe_rt_op_hook opHook = nullptr;
-  void *opHookData = nullptr;
 };
 
 namespace lethe::rt {

@@ -13,7 +13,6 @@
 #include "CudaRuntime.h"
 #include "common/Events.h"
 
-#include <cstdarg>
 #include <new>
 
 using namespace lethe::rt;
@@ -100,37 +99,8 @@ extern "C" void lethe_rt_context_destroy(lethe_rt_context *context) {
   delete context;
 }
 
-extern "C" const char *lethe_rt_last_error(const lethe_rt_context *context) {
-  return context ? context->lastError.c_str() : "no runtime context";
-}
-
-extern "C" lethe_rt_status lethe_rt_set_op_hook(lethe_rt_context *context,
-                                                lethe_rt_op_hook hook,
-                                                void *user_data) {
-  if (!context)
-    return LETHE_RT_ERROR;
-  context->opHook = hook;
-  context->opHookData = user_data;
-  return LETHE_RT_OK;
-}
-
-extern "C" lethe_rt_status lethe_rt_op_begin(lethe_rt_context *context,
-                                             int32_t op_index) {
-  if (!context)
-    return LETHE_RT_ERROR;
-  if (context->opHook)
-    context->opHook(context->opHookData, op_index);
-  return LETHE_RT_OK;
-}
-
-lethe_rt_status lethe::rt::fail(lethe_rt_context *context, const char *call,
-                                const char *format, ...) {
-  va_list arguments;
-  va_start(arguments, format);
-  if (context)
-    recordError(context->lastError, call, format, arguments);
-  va_end(arguments);
-  return LETHE_RT_ERROR;
+lethe::rt::ContextBase &lethe::rt::getContextBase(lethe_rt_context &context) {
+  return context;
 }
 
 bool lethe::rt::checkCuda(lethe_rt_context *context, const char *call,

@@ -21,6 +21,7 @@
 #define LETHE_RUNTIME_CUDA_CUDARUNTIME_H
 
 #include "common/Checks.h"
+#include "common/Context.h"
 #include "common/Tensor.h"
 #include "lethe_rt.h"
 
@@ -41,9 +42,7 @@ struct lethe_rt_event {
   bool recorded = false;
 };
 
-struct lethe_rt_context {
-  /// The message of the last failed call.
-  std::string lastError;
+struct lethe_rt_context : lethe::rt::ContextBase {
   /// Why the context has no usable device ("" when it has one): set by
   /// lethe_rt_context_create when creating the streams or the cuBLAS handle
   /// failed (no GPU, no driver), and reported by every call that needs them.
@@ -77,9 +76,6 @@ struct lethe_rt_context {
   /// Copies issued so far (lethe_rt_get_memory_stats).
   uint64_t offloadedBytes = 0, prefetchedBytes = 0, offloads = 0,
            prefetches = 0;
-  /// What lethe_rt_op_begin calls (lethe_rt_set_op_hook).
-  lethe_rt_op_hook opHook = nullptr;
-  void *opHookData = nullptr;
 };
 
 namespace lethe::rt {

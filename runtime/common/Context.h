@@ -1,0 +1,38 @@
+//===- Context.h - What every backend's context holds ----------*- C++ -*-===//
+//
+// Part of the Lethe project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The part of a runtime context that the ABI's context-level calls read
+// (lethe_rt_last_error, lethe_rt_set_op_hook, lethe_rt_op_begin) and that
+// lethe::rt::fail writes. Each backend's `struct lethe_rt_context` derives
+// from ContextBase and defines getContextBase; runtime/common defines those
+// calls once, for both backends.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LETHE_RUNTIME_COMMON_CONTEXT_H
+#define LETHE_RUNTIME_COMMON_CONTEXT_H
+
+#include "lethe_rt.h"
+
+#include <string>
+
+namespace lethe::rt {
+
+struct ContextBase {
+  /// The message of the last failed call.
+  std::string lastError;
+  /// What lethe_rt_op_begin calls (lethe_rt_set_op_hook).
+  lethe_rt_op_hook opHook = nullptr;
+  void *opHookData = nullptr;
+};
+
+/// The common part of `context` (defined by the backend, whose context type
+/// is complete there).
+ContextBase &getContextBase(lethe_rt_context &context);
+
+} // namespace lethe::rt
+
+#endif // LETHE_RUNTIME_COMMON_CONTEXT_H
