@@ -254,6 +254,70 @@ std::string arenaRangeError(uint64_t offset, uint64_t bytes,
 std::string hostRangeError(uint64_t offset, uint64_t bytes,
                            uint64_t hostPoolBytes);
 
+//===----------------------------------------------------------------------===//
+// Data movement and resize: the shapes and arguments of valid tensors
+//===----------------------------------------------------------------------===//
+
+/// `a` and `b` (named `whatA` and `whatB`) lie apart in memory.
+std::string overlapError(const char *whatA, const lethe_rt_tensor &a,
+                         const char *whatB, const lethe_rt_tensor &b);
+
+/// For lethe_rt_expand: x broadcasts to out's shape; then `strides` are x's
+/// strides over out (0 where it broadcasts).
+std::string expandError(const lethe_rt_tensor &x, const lethe_rt_tensor &out,
+                        std::vector<int64_t> &strides);
+
+/// For lethe_rt_transpose, out having x's rank: perm is given (unless x is a
+/// scalar) and permutes x's dims into out's shape; then `strides` are x's
+/// strides over out.
+std::string transposeError(const lethe_rt_tensor &x, const int64_t *perm,
+                           const lethe_rt_tensor &out,
+                           std::vector<int64_t> &strides);
+
+/// For lethe_rt_concat (`what` "inputs") and lethe_rt_split ("outputs"): the
+/// whole passes `tensorCheck`, there is at least one part, axis is a dim of
+/// the whole, every part passes `tensorCheck` and has the whole's dtype and
+/// dims but along axis, and the parts add up to the whole along it. Every
+/// message names the parts `what`, the whole included.
+std::string partsError(const TensorCheck &tensorCheck,
+                       const lethe_rt_tensor *whole,
+                       const lethe_rt_tensor *const *parts, int64_t count,
+                       int64_t axis, const char *what);
+
+/// For lethe_rt_slice (whole x, part out) and lethe_rt_slice_grad (whole dx,
+/// part dy), part having whole's rank: starts and steps are given (unless
+/// whole is a scalar), no step is 0, and the part's elements from starts in
+/// steps lie within whole (named `wholeName`); then `base` is whole's offset
+/// of the part's first element and `strides` whole's strides over the part.
+std::string sliceGeometryError(const char *wholeName,
+                               const lethe_rt_tensor &whole,
+                               const lethe_rt_tensor &part,
+                               const int64_t *starts, const int64_t *steps,
+                               int64_t &base, std::vector<int64_t> &strides);
+
+/// For lethe_rt_gather (data and out, named `dataName` and `outName`) and
+/// lethe_rt_gather_grad (dx and dy): indices are i32 or i64, axis is a dim of
+/// data, and out is data.shape[:axis] + indices.shape +
+/// data.shape[axis+1:].
+std::string gatherError(const char *dataName, const char *outName,
+                        const lethe_rt_tensor &data,
+                        const lethe_rt_tensor &indices, int64_t axis,
+                        const lethe_rt_tensor &out);
+/// The message for element `element` of the indices, `index`, outside
+/// [-dim, dim).
+std::string gatherIndexError(int64_t index, int64_t element, int64_t dim);
+
+/// For lethe_rt_resize (x into out) and lethe_rt_resize_grad (dx, dy), out
+/// having x's rank: options and (unless x is a scalar) scales are given, the
+/// modes are known, tf_crop_and_resize has a roi, every scale is positive
+/// and finite, and no dim of x is empty unless out's is.
+std::string resizeOptionsError(const lethe_rt_tensor &x,
+                               const lethe_rt_tensor &out, const double *scales,
+                               const lethe_rt_resize_options *options);
+/// For lethe_rt_resize: linear and cubic resize a float x.
+std::string resizeDtypeError(const lethe_rt_resize_options &options,
+                             const lethe_rt_tensor &x);
+
 } // namespace lethe::rt
 
 #endif // LETHE_RUNTIME_COMMON_CHECKS_H

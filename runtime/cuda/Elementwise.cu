@@ -624,22 +624,9 @@ extern "C" lethe_rt_status lethe_rt_where(lethe_rt_context *context,
                              static_cast<const Word *>(rhs->data),
                              static_cast<Word *>(out->data), count, map);
   };
-  bool launched = false;
-  switch (lethe_rt_dtype_size(lhs->dtype)) {
-  case 1:
-    launched = launch(uint8_t{});
-    break;
-  case 2:
-    launched = launch(uint16_t{});
-    break;
-  case 4:
-    launched = launch(uint32_t{});
-    break;
-  default:
-    launched = launch(uint64_t{});
-    break;
-  }
-  return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
+  return launchForWord(lethe_rt_dtype_size(lhs->dtype), launch)
+             ? LETHE_RT_OK
+             : LETHE_RT_ERROR;
 }
 
 extern "C" lethe_rt_status lethe_rt_cast(lethe_rt_context *context,
