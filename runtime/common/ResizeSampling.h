@@ -401,6 +401,22 @@ LETHE_HOST_DEVICE double resizeInterpolatedAt(const ResizeGeometry &g,
   }
 }
 
+/// Slot `slot` of `dim`'s taps, for the gradient (output index slot /
+/// tapsPerIndex's tap slot % tapsPerIndex): the input index it reads, as the
+/// key it is grouped by, and its weight; where it reads nothing (the output
+/// index falls outside the input) the key is dim.inLength, past every input
+/// index, and the weight 0.
+LETHE_HOST_DEVICE inline void resizeTapSlot(const ResizeSampling &sampling,
+                                            const ResizeDim &dim, int64_t slot,
+                                            uint64_t &key, double &weight) {
+  int perIndex = sampling.tapsPerIndex();
+  Taps taps = resizeTaps(sampling, dim, slot / perIndex);
+  int k = static_cast<int>(slot % perIndex);
+  bool reads = !taps.outside && k < taps.count;
+  key = static_cast<uint64_t>(reads ? taps.index[k] : dim.inLength);
+  weight = reads ? taps.weight[k] : 0.0;
+}
+
 /// For lethe_rt_resize_grad, per level (a dim that is not the identity):
 /// the taps of the forward in slots (output index i's tap k in slot i *
 /// tapsPerIndex + k), each slot's weight, and the slots grouped by the input

@@ -57,21 +57,14 @@ __global__ void resizeInterpolatedKernel(const void *x, void *out,
   }
 }
 
-/// The taps of one dim in slots (output index i's tap k in slot i *
-/// tapsPerIndex + k): each slot keyed by the input index it reads (the dim's
-/// input length, which drops it, where the index falls outside), numbered,
-/// and weighted.
+/// The taps of one dim in slots (resizeTapSlot): each keyed by the input
+/// index it reads, numbered, and weighted.
 __global__ void tapKeysKernel(ResizeSampling sampling, ResizeDim dim,
                               uint64_t *keys, int64_t *numbers,
                               double *weights) {
-  int perIndex = sampling.tapsPerIndex();
-  LETHE_GRID_STRIDE_LOOP(slot, dim.outLength * perIndex) {
-    Taps taps = resizeTaps(sampling, dim, slot / perIndex);
-    int k = static_cast<int>(slot % perIndex);
-    bool reads = !taps.outside && k < taps.count;
-    keys[slot] = static_cast<uint64_t>(reads ? taps.index[k] : dim.inLength);
+  LETHE_GRID_STRIDE_LOOP(slot, dim.outLength * sampling.tapsPerIndex()) {
+    resizeTapSlot(sampling, dim, slot, keys[slot], weights[slot]);
     numbers[slot] = slot;
-    weights[slot] = reads ? taps.weight[k] : 0.0;
   }
 }
 
