@@ -318,6 +318,88 @@ std::string resizeOptionsError(const lethe_rt_tensor &x,
 std::string resizeDtypeError(const lethe_rt_resize_options &options,
                              const lethe_rt_tensor &x);
 
+/// The checks the data-movement and resize ops start with, recorded as the
+/// other checks are (each returns false when one fails). `input` (named
+/// `inputName`, of a float dtype when `floatInput`) is valid and `output`
+/// is valid with its dtype and rank.
+inline bool checkRankKept(lethe_rt_context *context, const char *kernel,
+                          bool floatInput, const char *inputName,
+                          const lethe_rt_tensor *input, const char *outputName,
+                          const lethe_rt_tensor *output) {
+  return (floatInput ? checkFloatTensor(context, kernel, inputName, input)
+                     : checkTensor(context, kernel, inputName, input)) &&
+         checkDtype(context, kernel, outputName, output, input->dtype) &&
+         checkRank(context, kernel, outputName, *output, input->rank);
+}
+/// lethe_rt_expand's x and out, and expandError.
+inline bool checkExpand(lethe_rt_context *context, const char *kernel,
+                        const lethe_rt_tensor *x, const lethe_rt_tensor *out,
+                        std::vector<int64_t> &strides) {
+  return checkTensor(context, kernel, "x", x) &&
+         checkDtype(context, kernel, "out", out, x->dtype) &&
+         report(context, kernel, expandError(*x, *out, strides));
+}
+/// lethe_rt_transpose's x and out, and transposeError.
+inline bool checkTranspose(lethe_rt_context *context, const char *kernel,
+                           const lethe_rt_tensor *x, const int64_t *perm,
+                           const lethe_rt_tensor *out,
+                           std::vector<int64_t> &strides) {
+  return checkRankKept(context, kernel, false, "x", x, "out", out) &&
+         report(context, kernel, transposeError(*x, perm, *out, strides));
+}
+/// lethe_rt_slice's x and out or (`gradient`) lethe_rt_slice_grad's dy and
+/// dx, and sliceGeometryError.
+inline bool checkSlice(lethe_rt_context *context, const char *kernel,
+                       bool gradient, const lethe_rt_tensor *input,
+                       const int64_t *starts, const int64_t *steps,
+                       const lethe_rt_tensor *output, int64_t &base,
+                       std::vector<int64_t> &strides) {
+  if (!checkRankKept(context, kernel, false, gradient ? "dy" : "x", input,
+                     gradient ? "dx" : "out", output))
+    return false;
+  const lethe_rt_tensor &whole = gradient ? *output : *input;
+  const lethe_rt_tensor &part = gradient ? *input : *output;
+  return report(context, kernel,
+                sliceGeometryError(gradient ? "dx" : "x", whole, part, starts,
+                                   steps, base, strides));
+}
+/// lethe_rt_gather's data, indices and out or (`gradient`)
+/// lethe_rt_gather_grad's dy (of a float dtype), indices and dx, and
+/// gatherError (not the indices' values).
+inline bool checkGather(lethe_rt_context *context, const char *kernel,
+                        bool gradient, const lethe_rt_tensor *input,
+                        const lethe_rt_tensor *indices, int64_t axis,
+                        const lethe_rt_tensor *output) {
+  const char *inputName = gradient ? "dy" : "data";
+  const char *outputName = gradient ? "dx" : "out";
+  if (!(gradient ? checkFloatTensor(context, kernel, inputName, input)
+                 : checkTensor(context, kernel, inputName, input)) ||
+      !checkTensor(context, kernel, "indices", indices) ||
+      !checkDtype(context, kernel, outputName, output, input->dtype))
+    return false;
+  return report(
+      context, kernel,
+      gradient ? gatherError("dx", "dy", *output, *indices, axis, *input)
+               : gatherError("data", "out", *input, *indices, axis, *output));
+}
+/// lethe_rt_resize's x and out or (`gradient`) lethe_rt_resize_grad's dy
+/// (of a float dtype) and dx, resizeOptionsError and (for the resize)
+/// resizeDtypeError.
+inline bool checkResize(lethe_rt_context *context, const char *kernel,
+                        bool gradient, const lethe_rt_tensor *input,
+                        const double *scales,
+                        const lethe_rt_resize_options *options,
+                        const lethe_rt_tensor *output) {
+  if (gradient)
+    return checkRankKept(context, kernel, true, "dy", input, "dx", output) &&
+           report(context, kernel,
+                  resizeOptionsError(*output, *input, scales, options));
+  return checkRankKept(context, kernel, false, "x", input, "out", output) &&
+         report(context, kernel,
+                resizeOptionsError(*input, *output, scales, options)) &&
+         report(context, kernel, resizeDtypeError(*options, *input));
+}
+
 } // namespace lethe::rt
 
 #endif // LETHE_RUNTIME_COMMON_CHECKS_H

@@ -124,12 +124,8 @@ extern "C" lethe_rt_status
 lethe_rt_resize(lethe_rt_context *context, const lethe_rt_tensor *x,
                 const double *scales, const lethe_rt_resize_options *options,
                 const lethe_rt_tensor *out) {
-  if (!checkTensor(context, kKernel, "x", x) ||
-      !checkDtype(context, kKernel, "out", out, x->dtype) ||
-      !checkRank(context, kKernel, "out", *out, x->rank) ||
-      !report(context, kKernel,
-              resizeOptionsError(*x, *out, scales, options)) ||
-      !report(context, kKernel, resizeDtypeError(*options, *x)))
+  if (!checkResize(context, kKernel, /*gradient=*/false, x, scales, options,
+                   out))
     return LETHE_RT_ERROR;
   if (numElements(*out) == 0)
     return LETHE_RT_OK;
@@ -152,10 +148,7 @@ extern "C" lethe_rt_status lethe_rt_resize_grad(
     lethe_rt_context *context, const lethe_rt_tensor *dy, const double *scales,
     const lethe_rt_resize_options *options, const lethe_rt_tensor *dx) {
   const char *kernel = "lethe_rt_resize_grad";
-  if (!checkFloatTensor(context, kernel, "dy", dy) ||
-      !checkDtype(context, kernel, "dx", dx, dy->dtype) ||
-      !checkRank(context, kernel, "dx", *dx, dy->rank) ||
-      !report(context, kernel, resizeOptionsError(*dx, *dy, scales, options)))
+  if (!checkResize(context, kernel, /*gradient=*/true, dy, scales, options, dx))
     return LETHE_RT_ERROR;
   if (numElements(*dx) == 0)
     return LETHE_RT_OK;

@@ -39,12 +39,8 @@ extern "C" lethe_rt_status lethe_rt_transpose(lethe_rt_context *context,
                                               const int64_t *perm,
                                               const lethe_rt_tensor *out) {
   const char *kernel = "lethe_rt_transpose";
-  if (!checkTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "out", out, x->dtype) ||
-      !checkRank(context, kernel, "out", *out, x->rank))
-    return LETHE_RT_ERROR;
   std::vector<int64_t> strides;
-  if (!report(context, kernel, transposeError(*x, perm, *out, strides)))
+  if (!checkTranspose(context, kernel, x, perm, out, strides))
     return LETHE_RT_ERROR;
   size_t size = lethe_rt_dtype_size(x->dtype);
   const char *source = static_cast<const char *>(x->data);
@@ -117,14 +113,10 @@ extern "C" lethe_rt_status lethe_rt_slice(lethe_rt_context *context,
                                           const int64_t *steps,
                                           const lethe_rt_tensor *out) {
   const char *kernel = "lethe_rt_slice";
-  if (!checkTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "out", out, x->dtype) ||
-      !checkRank(context, kernel, "out", *out, x->rank))
-    return LETHE_RT_ERROR;
   int64_t base = 0;
   std::vector<int64_t> strides;
-  if (!report(context, kernel,
-              sliceGeometryError("x", *x, *out, starts, steps, base, strides)))
+  if (!checkSlice(context, kernel, /*gradient=*/false, x, starts, steps, out,
+                  base, strides))
     return LETHE_RT_ERROR;
   size_t size = lethe_rt_dtype_size(x->dtype);
   const char *source = static_cast<const char *>(x->data) + base * size;
@@ -143,12 +135,8 @@ extern "C" lethe_rt_status lethe_rt_gather(lethe_rt_context *context,
                                            int64_t axis,
                                            const lethe_rt_tensor *out) {
   const char *kernel = "lethe_rt_gather";
-  if (!checkTensor(context, kernel, "data", data) ||
-      !checkTensor(context, kernel, "indices", indices) ||
-      !checkDtype(context, kernel, "out", out, data->dtype))
-    return LETHE_RT_ERROR;
-  if (!report(context, kernel,
-              gatherError("data", "out", *data, *indices, axis, *out)))
+  if (!checkGather(context, kernel, /*gradient=*/false, data, indices, axis,
+                   out))
     return LETHE_RT_ERROR;
   size_t size = lethe_rt_dtype_size(data->dtype);
   int64_t outer = product(*data, 0, axis);
@@ -180,16 +168,11 @@ extern "C" lethe_rt_status lethe_rt_slice_grad(lethe_rt_context *context,
                                                const int64_t *steps,
                                                const lethe_rt_tensor *dx) {
   const char *kernel = "lethe_rt_slice_grad";
-  if (!checkTensor(context, kernel, "dy", dy) ||
-      !checkDtype(context, kernel, "dx", dx, dy->dtype) ||
-      !checkRank(context, kernel, "dx", *dx, dy->rank))
-    return LETHE_RT_ERROR;
   int64_t base = 0;
   std::vector<int64_t> strides;
-  if (!report(context, kernel,
-              sliceGeometryError("dx", *dx, *dy, starts, steps, base, strides)))
-    return LETHE_RT_ERROR;
-  if (!report(context, kernel, overlapError("dx", *dx, "dy", *dy)))
+  if (!checkSlice(context, kernel, /*gradient=*/true, dy, starts, steps, dx,
+                  base, strides) ||
+      !report(context, kernel, overlapError("dx", *dx, "dy", *dy)))
     return LETHE_RT_ERROR;
   size_t size = lethe_rt_dtype_size(dx->dtype);
   std::memset(dx->data, 0, numElements(*dx) * size);
@@ -209,12 +192,7 @@ extern "C" lethe_rt_status lethe_rt_gather_grad(lethe_rt_context *context,
                                                 int64_t axis,
                                                 const lethe_rt_tensor *dx) {
   const char *kernel = "lethe_rt_gather_grad";
-  if (!checkFloatTensor(context, kernel, "dy", dy) ||
-      !checkTensor(context, kernel, "indices", indices) ||
-      !checkDtype(context, kernel, "dx", dx, dy->dtype))
-    return LETHE_RT_ERROR;
-  if (!report(context, kernel,
-              gatherError("dx", "dy", *dx, *indices, axis, *dy)))
+  if (!checkGather(context, kernel, /*gradient=*/true, dy, indices, axis, dx))
     return LETHE_RT_ERROR;
   int64_t outer = product(*dx, 0, axis);
   int64_t inner = product(*dx, axis + 1, dx->rank);

@@ -98,11 +98,8 @@ lethe_rt_resize(lethe_rt_context *context, const lethe_rt_tensor *x,
   const char *kernel = "lethe_rt_resize";
   if (!context || !checkDevice(context, kernel))
     return LETHE_RT_ERROR;
-  if (!checkTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "out", out, x->dtype) ||
-      !checkRank(context, kernel, "out", *out, x->rank) ||
-      !report(context, kernel, resizeOptionsError(*x, *out, scales, options)) ||
-      !report(context, kernel, resizeDtypeError(*options, *x)))
+  if (!checkResize(context, kernel, /*gradient=*/false, x, scales, options,
+                   out))
     return LETHE_RT_ERROR;
   int64_t count = numElements(*out);
   if (count == 0)
@@ -141,10 +138,7 @@ extern "C" lethe_rt_status lethe_rt_resize_grad(
   const char *kernel = "lethe_rt_resize_grad";
   if (!context || !checkDevice(context, kernel))
     return LETHE_RT_ERROR;
-  if (!checkFloatTensor(context, kernel, "dy", dy) ||
-      !checkDtype(context, kernel, "dx", dx, dy->dtype) ||
-      !checkRank(context, kernel, "dx", *dx, dy->rank) ||
-      !report(context, kernel, resizeOptionsError(*dx, *dy, scales, options)))
+  if (!checkResize(context, kernel, /*gradient=*/true, dy, scales, options, dx))
     return LETHE_RT_ERROR;
   int64_t count = numElements(*dx);
   if (count == 0)

@@ -228,9 +228,7 @@ extern "C" lethe_rt_status lethe_rt_expand(lethe_rt_context *context,
   if (!context || !checkDevice(context, kernel))
     return LETHE_RT_ERROR;
   std::vector<int64_t> strides;
-  if (!checkTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "out", out, x->dtype) ||
-      !report(context, kernel, expandError(*x, *out, strides)) ||
+  if (!checkExpand(context, kernel, x, out, strides) ||
       !checkApart(context, kernel, "out", *out, "x", *x) ||
       !launchMove(context, kernel, *x, *out, 0, strides))
     return LETHE_RT_ERROR;
@@ -245,10 +243,7 @@ extern "C" lethe_rt_status lethe_rt_transpose(lethe_rt_context *context,
   if (!context || !checkDevice(context, kernel))
     return LETHE_RT_ERROR;
   std::vector<int64_t> strides;
-  if (!checkTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "out", out, x->dtype) ||
-      !checkRank(context, kernel, "out", *out, x->rank) ||
-      !report(context, kernel, transposeError(*x, perm, *out, strides)) ||
+  if (!checkTranspose(context, kernel, x, perm, out, strides) ||
       !checkApart(context, kernel, "out", *out, "x", *x) ||
       !launchMove(context, kernel, *x, *out, 0, strides))
     return LETHE_RT_ERROR;
@@ -290,12 +285,8 @@ extern "C" lethe_rt_status lethe_rt_slice(lethe_rt_context *context,
     return LETHE_RT_ERROR;
   int64_t base = 0;
   std::vector<int64_t> strides;
-  if (!checkTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "out", out, x->dtype) ||
-      !checkRank(context, kernel, "out", *out, x->rank) ||
-      !report(
-          context, kernel,
-          sliceGeometryError("x", *x, *out, starts, steps, base, strides)) ||
+  if (!checkSlice(context, kernel, /*gradient=*/false, x, starts, steps, out,
+                  base, strides) ||
       !checkApart(context, kernel, "out", *out, "x", *x) ||
       !launchMove(context, kernel, *x, *out, base, strides))
     return LETHE_RT_ERROR;
@@ -312,12 +303,8 @@ extern "C" lethe_rt_status lethe_rt_slice_grad(lethe_rt_context *context,
     return LETHE_RT_ERROR;
   int64_t base = 0;
   std::vector<int64_t> strides;
-  if (!checkTensor(context, kernel, "dy", dy) ||
-      !checkDtype(context, kernel, "dx", dx, dy->dtype) ||
-      !checkRank(context, kernel, "dx", *dx, dy->rank) ||
-      !report(
-          context, kernel,
-          sliceGeometryError("dx", *dx, *dy, starts, steps, base, strides)) ||
+  if (!checkSlice(context, kernel, /*gradient=*/true, dy, starts, steps, dx,
+                  base, strides) ||
       !report(context, kernel, overlapError("dx", *dx, "dy", *dy)))
     return LETHE_RT_ERROR;
   SliceGradMap map;
@@ -344,11 +331,8 @@ extern "C" lethe_rt_status lethe_rt_gather(lethe_rt_context *context,
   const char *kernel = "lethe_rt_gather";
   if (!context || !checkDevice(context, kernel))
     return LETHE_RT_ERROR;
-  if (!checkTensor(context, kernel, "data", data) ||
-      !checkTensor(context, kernel, "indices", indices) ||
-      !checkDtype(context, kernel, "out", out, data->dtype) ||
-      !report(context, kernel,
-              gatherError("data", "out", *data, *indices, axis, *out)) ||
+  if (!checkGather(context, kernel, /*gradient=*/false, data, indices, axis,
+                   out) ||
       !checkApart(context, kernel, "out", *out, "data", *data) ||
       !checkApart(context, kernel, "out", *out, "indices", *indices))
     return LETHE_RT_ERROR;
@@ -375,11 +359,7 @@ extern "C" lethe_rt_status lethe_rt_gather_grad(lethe_rt_context *context,
   const char *kernel = "lethe_rt_gather_grad";
   if (!context || !checkDevice(context, kernel))
     return LETHE_RT_ERROR;
-  if (!checkFloatTensor(context, kernel, "dy", dy) ||
-      !checkTensor(context, kernel, "indices", indices) ||
-      !checkDtype(context, kernel, "dx", dx, dy->dtype) ||
-      !report(context, kernel,
-              gatherError("dx", "dy", *dx, *indices, axis, *dy)) ||
+  if (!checkGather(context, kernel, /*gradient=*/true, dy, indices, axis, dx) ||
       !checkApart(context, kernel, "dx", *dx, "dy", *dy))
     return LETHE_RT_ERROR;
   GatherMap map = makeGatherMap(*dx, *indices, axis);
