@@ -19,6 +19,7 @@
 
 #include "common/ResizeSampling.h"
 #include "HostSourceGroups.h"
+#include "ResizeCases.h"
 #include "TypedTensor.h"
 
 #include <cstring>
@@ -28,81 +29,6 @@ using namespace lethe::rt;
 using namespace lethe::rt::testing;
 
 namespace {
-
-/// x's shape, out's, and the scales between them.
-struct ResizeCase {
-  std::vector<int64_t> in, out;
-  std::vector<double> scales;
-};
-
-const std::vector<ResizeCase> &resizeCases() {
-  static const std::vector<ResizeCase> cases{
-      {{1, 1, 4, 4}, {1, 1, 8, 8}, {1, 1, 2, 2}},
-      {{2, 3, 7}, {2, 3, 3}, {1, 1, 0.5}},
-      {{3, 5}, {7, 4}, {7.0 / 3.0, 0.8}},
-      {{4}, {9}, {2.3}},
-      {{1, 6}, {3, 6}, {3, 1}},
-      {{5, 4}, {1, 4}, {0.2, 1}},
-      {{2, 2, 3}, {3, 5, 4}, {1.5, 2.5, 1.4}},
-      {{3}, {3}, {1}},
-      {{3}, {3}, {1.2}},
-      {{9, 2}, {2, 5}, {0.25, 2.5}},
-      {{1}, {1}, {0.5}},
-  };
-  return cases;
-}
-
-/// A region of interest for `rank` dims that reaches outside the input at
-/// both ends of some dims (tf_crop_and_resize then extrapolates there).
-std::vector<double> regionOfInterest(size_t rank) {
-  std::vector<double> roi(2 * rank);
-  for (size_t dim = 0; dim < rank; ++dim) {
-    roi[dim] = -0.2 + 0.15 * dim;
-    roi[rank + dim] = 1.1 - 0.2 * dim;
-  }
-  return roi;
-}
-
-/// Every combination of the options that matter for `mode`.
-std::vector<lethe_rt_resize_options> optionsFor(lethe_rt_resize_mode mode) {
-  std::vector<lethe_rt_resize_options> result;
-  for (int coordinates = LETHE_RT_HALF_PIXEL;
-       coordinates <= LETHE_RT_TF_CROP_AND_RESIZE; ++coordinates) {
-    lethe_rt_resize_options options{};
-    options.mode = mode;
-    options.coordinates = static_cast<lethe_rt_coordinate_mode>(coordinates);
-    options.extrapolation_value = -3.75;
-    if (mode == LETHE_RT_RESIZE_NEAREST) {
-      for (int nearest = LETHE_RT_ROUND_PREFER_FLOOR; nearest <= LETHE_RT_CEIL;
-           ++nearest) {
-        options.nearest = static_cast<lethe_rt_nearest_mode>(nearest);
-        result.push_back(options);
-      }
-      continue;
-    }
-    for (int exclude = 0; exclude < 2; ++exclude) {
-      options.exclude_outside = exclude;
-      for (double a : {-0.75, -0.5}) {
-        options.cubic_coeff_a = a;
-        result.push_back(options);
-        if (mode == LETHE_RT_RESIZE_LINEAR)
-          break; // a is cubic's
-      }
-    }
-  }
-  return result;
-}
-
-/// What a failing comparison names.
-std::string describe(const ResizeCase &c, const lethe_rt_resize_options &o,
-                     lethe_rt_dtype dtype) {
-  return shapeText(c.in) + " to " + shapeText(c.out) + " mode " +
-         std::to_string(o.mode) + " coordinates " +
-         std::to_string(o.coordinates) + " nearest " +
-         std::to_string(o.nearest) + " exclude " +
-         std::to_string(o.exclude_outside) + " a " +
-         std::to_string(o.cubic_coeff_a) + " " + dtypeName(dtype);
-}
 
 /// lethe_rt_resize's out as the CUDA kernels compute it.
 std::vector<uint8_t> resizeOnHost(const ResizeGeometry &geometry,
@@ -171,11 +97,10 @@ int checkMode(lethe_rt_context *context, lethe_rt_resize_mode mode,
   uint64_t seed = 1;
   for (const ResizeCase &c : resizeCases()) {
     std::vector<double> roi = regionOfInterest(c.in.size());
-    for (lethe_rt_resize_options options : optionsFor(mode)) {
-      if (options.coordinates == LETHE_RT_TF_CROP_AND_RESIZE)
-        options.roi = roi.data();
+    for (const lethe_rt_resize_options &options :
+         resizeOptionsFor(mode, roi.data())) {
       for (lethe_rt_dtype dtype : dtypes) {
-        std::string what = describe(c, options, dtype);
+        std::string what = describeResize(c, options, dtype);
         TypedTensor x = randomTensor(c.in, dtype, seed++, -4, 4);
         TypedTensor out(c.out, dtype);
         lethe_rt_tensor xv = x.view(), ov = out.view();

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaTestUtils.h"
+#include "ResizeCases.h"
 #include "common/ResizeSampling.h"
 
 #include <cstring>
@@ -110,81 +111,6 @@ std::vector<uint8_t> bytesOf(const std::vector<T> &values) {
   return bytes;
 }
 
-/// x's shape, out's, and the scales between them.
-struct ResizeCase {
-  std::vector<int64_t> in, out;
-  std::vector<double> scales;
-};
-
-const std::vector<ResizeCase> &resizeCases() {
-  static const std::vector<ResizeCase> cases{
-      {{1, 2, 4, 4}, {1, 2, 8, 8}, {1, 1, 2, 2}},
-      {{2, 3, 7}, {2, 3, 3}, {1, 1, 0.5}},
-      {{3, 5}, {7, 4}, {7.0 / 3.0, 0.8}},
-      {{1, 6}, {3, 6}, {3, 1}},
-      {{5, 4}, {1, 4}, {0.2, 1}},
-      {{2, 2, 3}, {3, 5, 4}, {1.5, 2.5, 1.4}},
-      {{9, 2}, {2, 5}, {0.25, 2.5}},
-  };
-  return cases;
-}
-
-/// Every combination of the options that matter for `mode`; `roi` for
-/// tf_crop_and_resize.
-std::vector<lethe_rt_resize_options> optionsFor(lethe_rt_resize_mode mode,
-                                                const double *roi) {
-  std::vector<lethe_rt_resize_options> result;
-  for (int coordinates = LETHE_RT_HALF_PIXEL;
-       coordinates <= LETHE_RT_TF_CROP_AND_RESIZE; ++coordinates) {
-    lethe_rt_resize_options options{};
-    options.mode = mode;
-    options.coordinates = static_cast<lethe_rt_coordinate_mode>(coordinates);
-    options.extrapolation_value = -3.75;
-    options.cubic_coeff_a = -0.75;
-    if (coordinates == LETHE_RT_TF_CROP_AND_RESIZE)
-      options.roi = roi;
-    if (mode == LETHE_RT_RESIZE_NEAREST) {
-      for (int nearest = LETHE_RT_ROUND_PREFER_FLOOR; nearest <= LETHE_RT_CEIL;
-           ++nearest) {
-        options.nearest = static_cast<lethe_rt_nearest_mode>(nearest);
-        result.push_back(options);
-      }
-      continue;
-    }
-    for (int exclude = 0; exclude < 2; ++exclude) {
-      options.exclude_outside = exclude;
-      result.push_back(options);
-      if (mode == LETHE_RT_RESIZE_CUBIC) {
-        options.cubic_coeff_a = -0.5;
-        result.push_back(options);
-        options.cubic_coeff_a = -0.75;
-      }
-    }
-  }
-  return result;
-}
-
-/// A region of interest reaching outside the input at both ends of some
-/// dims (tf_crop_and_resize then extrapolates there).
-std::vector<double> regionOfInterest(size_t rank) {
-  std::vector<double> roi(2 * rank);
-  for (size_t dim = 0; dim < rank; ++dim) {
-    roi[dim] = -0.2 + 0.15 * dim;
-    roi[rank + dim] = 1.1 - 0.2 * dim;
-  }
-  return roi;
-}
-
-std::string describe(const ResizeCase &c, const lethe_rt_resize_options &o,
-                     lethe_rt_dtype dtype) {
-  return shapeText(c.in) + " to " + shapeText(c.out) + " mode " +
-         std::to_string(o.mode) + " coordinates " +
-         std::to_string(o.coordinates) + " nearest " +
-         std::to_string(o.nearest) + " exclude " +
-         std::to_string(o.exclude_outside) + " a " +
-         std::to_string(o.cubic_coeff_a) + " " + dtypeName(dtype);
-}
-
 /// Linear or cubic resizes and their gradients of float storage type T, for
 /// every case and option, against the CPU backend's passes, bit for bit.
 template <typename T>
@@ -194,8 +120,8 @@ void checkInterpolation(ResizeTest &test, lethe_rt_dtype dtype,
   for (const ResizeCase &c : resizeCases()) {
     std::vector<double> roi = regionOfInterest(c.in.size());
     for (const lethe_rt_resize_options &options :
-         optionsFor(mode, roi.data())) {
-      std::string what = describe(c, options, dtype);
+         resizeOptionsFor(mode, roi.data())) {
+      std::string what = describeResize(c, options, dtype);
       uint64_t saved = test.nextOffset;
       std::vector<T> xValues =
           stored<T>(randomValues<double>(countOf(c.in), seed++, -4, 4));
@@ -257,7 +183,7 @@ void checkNearest(ResizeTest &test, lethe_rt_dtype dtype) {
   for (const ResizeCase &c : resizeCases()) {
     std::vector<double> roi = regionOfInterest(c.in.size());
     for (const lethe_rt_resize_options &options :
-         optionsFor(LETHE_RT_RESIZE_NEAREST, roi.data())) {
+         resizeOptionsFor(LETHE_RT_RESIZE_NEAREST, roi.data())) {
       uint64_t saved = test.nextOffset;
       std::vector<T> xValues(countOf(c.in));
       for (size_t i = 0; i < xValues.size(); ++i)
@@ -291,7 +217,8 @@ void checkNearest(ResizeTest &test, lethe_rt_dtype dtype) {
         }
         expected.push_back(outside ? extrapolated : xValues[source]);
       }
-      EXPECT_EQ(test.read<T>(out), expected) << describe(c, options, dtype);
+      EXPECT_EQ(test.read<T>(out), expected)
+          << describeResize(c, options, dtype);
       test.nextOffset = saved;
     }
   }
