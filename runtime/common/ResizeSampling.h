@@ -338,6 +338,29 @@ LETHE_HOST_DEVICE inline int64_t resizeNearestSource(const ResizeGeometry &g,
   return outside ? -1 : offset;
 }
 
+/// Where element `linear` of out (`ofOut`) or of x lies: its index in each
+/// dim, the strides of the tensor it reads (x for an out element, out for
+/// an x element, as a gradient reads dy), and the offset there of its dims
+/// that are not levels (which read their own index).
+LETHE_HOST_DEVICE inline int64_t
+readPosition(const ResizeGeometry &g, int64_t linear, bool ofOut,
+             int64_t (&index)[maxBroadcastRank],
+             int64_t (&strides)[maxBroadcastRank]) {
+  int64_t base = 0, stride = 1;
+  for (int32_t dim = g.rank; dim-- > 0;) {
+    const ResizeDim &d = g.dims[dim];
+    int64_t length = ofOut ? d.outLength : d.inLength;
+    index[dim] = linear % length;
+    linear /= length;
+    strides[dim] = stride;
+    base += index[dim] * stride;
+    stride *= ofOut ? d.inLength : d.outLength;
+  }
+  for (int32_t l = 0; l < g.levels; ++l)
+    base -= index[g.levelDims[l]] * strides[g.levelDims[l]];
+  return base;
+}
+
 /// Out element `outLinear` of a linear or cubic resize of x (storage type
 /// T), in double: the CPU backend's passes evaluated for one element. Level
 /// l's value at an index is 0 plus each tap's weight times level l - 1's
@@ -348,22 +371,12 @@ template <typename T>
 LETHE_HOST_DEVICE double resizeInterpolatedAt(const ResizeGeometry &g,
                                               const void *x,
                                               int64_t outLinear) {
-  // The output index in each dim, and x's offset of the dims that are the
-  // identity (which read their own index).
   int64_t index[maxBroadcastRank], strides[maxBroadcastRank];
-  int64_t base = 0, stride = 1;
-  for (int32_t dim = g.rank; dim-- > 0;) {
-    index[dim] = outLinear % g.dims[dim].outLength;
-    outLinear /= g.dims[dim].outLength;
-    strides[dim] = stride;
-    base += index[dim] * stride;
-    stride *= g.dims[dim].inLength;
-  }
+  int64_t base = readPosition(g, outLinear, /*ofOut=*/true, index, strides);
   int32_t levels = g.levels;
   Taps taps[maxBroadcastRank];
   for (int32_t l = 0; l < levels; ++l) {
     int32_t dim = g.levelDims[l];
-    base -= index[dim] * strides[dim];
     taps[l] = resizeTaps(g.sampling, g.dims[dim], index[dim]);
   }
   if (levels == 0)
@@ -437,18 +450,9 @@ LETHE_HOST_DEVICE double resizeGradAt(const ResizeGeometry &g,
                                       const ResizeGradLevel *gradLevels,
                                       const void *dy, int64_t dxLinear) {
   int64_t index[maxBroadcastRank], strides[maxBroadcastRank];
-  int64_t base = 0, stride = 1;
-  for (int32_t dim = g.rank; dim-- > 0;) {
-    index[dim] = dxLinear % g.dims[dim].inLength;
-    dxLinear /= g.dims[dim].inLength;
-    strides[dim] = stride;
-    base += index[dim] * stride;
-    stride *= g.dims[dim].outLength;
-  }
+  int64_t base = readPosition(g, dxLinear, /*ofOut=*/false, index, strides);
   int32_t levels = g.levels;
   int64_t next[maxBroadcastRank], end[maxBroadcastRank];
-  for (int32_t l = 0; l < levels; ++l)
-    base -= index[g.levelDims[l]] * strides[g.levelDims[l]];
   if (levels == 0)
     return static_cast<double>(load<T>(dy, base));
   int perIndex = g.sampling.tapsPerIndex();

@@ -104,13 +104,6 @@ template <typename T> std::vector<double> loaded(const std::vector<T> &values) {
   return result;
 }
 
-template <typename T>
-std::vector<uint8_t> bytesOf(const std::vector<T> &values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
-
 /// Linear or cubic resizes and their gradients of float storage type T, for
 /// every case and option, against the CPU backend's passes, bit for bit.
 template <typename T>

@@ -289,14 +289,6 @@ std::vector<T> gatherGradReference(const std::vector<T> &dy,
   return result;
 }
 
-/// The bytes of `values`, to compare storage types without operator==.
-template <typename T>
-std::vector<uint8_t> bytesOf(const std::vector<T> &values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
-
 /// gather_grad of storage type T along each axis of `dxShape`, with
 /// `count` indices that repeat few values (negative ones too), against the
 /// CPU backend's sums, and twice with the same bits.
