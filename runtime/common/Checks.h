@@ -178,6 +178,19 @@ std::string poolingWindowError(const lethe_rt_tensor &x,
 /// storage_order (of max_pool's indices) is 0 or 1.
 std::string storageOrderError(int64_t storageOrder);
 
+/// max_pool's `indices` is null, or valid, of i64 and of out's shape, and
+/// `storageOrder` is 0 or 1.
+inline bool checkMaxPoolIndices(lethe_rt_context *context, const char *kernel,
+                                const lethe_rt_tensor &out,
+                                const lethe_rt_tensor *indices,
+                                int64_t storageOrder) {
+  if (indices &&
+      (!checkDtype(context, kernel, "indices", indices, LETHE_RT_I64) ||
+       !checkSameShape(context, kernel, "out", out, "indices", *indices)))
+    return false;
+  return report(context, kernel, storageOrderError(storageOrder));
+}
+
 /// For global_avg_pool on valid x and out: x is N, C and spatial dims and
 /// out, of x's rank, holds one value per N, C plane.
 std::string globalPoolingError(const lethe_rt_tensor &x,

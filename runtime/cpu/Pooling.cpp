@@ -31,11 +31,7 @@ lethe_rt_max_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
   if (!checkPoolingWindow(context, kernel, x, out, kernel_shape, strides, pads,
                           dilations, /*integers=*/true, window))
     return LETHE_RT_ERROR;
-  if (indices &&
-      (!checkDtype(context, kernel, "indices", indices, LETHE_RT_I64) ||
-       !checkSameShape(context, kernel, "out", *out, "indices", *indices)))
-    return LETHE_RT_ERROR;
-  if (!report(context, kernel, storageOrderError(storage_order)))
+  if (!checkMaxPoolIndices(context, kernel, *out, indices, storage_order))
     return LETHE_RT_ERROR;
   int64_t *indexData =
       indices ? static_cast<int64_t *>(indices->data) : nullptr;
