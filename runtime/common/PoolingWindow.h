@@ -35,8 +35,10 @@
 
 namespace lethe::rt {
 
-/// The most spatial dims of a pooling op (N, C, D1..D3).
+/// The most spatial dims of a pooling op (N, C, D1..D3). The window walks
+/// below loop over exactly this many dims.
 constexpr int32_t maxPoolingRank = 3;
+static_assert(maxPoolingRank == 3, "the window walks nest three loops");
 
 /// The spatial geometry of a pooling call. Its dims are right-aligned:
 /// with fewer than maxPoolingRank spatial dims, the leading ones are a
