@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "common/Checks.h"
+#include "common/PoolingWindow.h"
 #include "common/Tensor.h"
 
 #include <algorithm>
@@ -219,6 +220,80 @@ std::string lethe::rt::gemmShapesError(const lethe_rt_tensor &a,
   if (c && !broadcastStrides(*c, out, cStrides))
     return formatMessage("c (%s) does not broadcast to out (%s)",
                          shapeString(*c).c_str(), shapeString(out).c_str());
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+std::string lethe::rt::numericDtypeError(const char *what,
+                                         const lethe_rt_tensor &tensor) {
+  if (tensor.dtype != LETHE_RT_I1)
+    return "";
+  return formatMessage("%s must be numeric, got i1", what);
+}
+
+std::string
+lethe::rt::poolingWindowError(const lethe_rt_tensor &x,
+                              const lethe_rt_tensor &out, const int64_t *kernel,
+                              const int64_t *strides, const int64_t *pads,
+                              const int64_t *dilations, PoolingWindow &window) {
+  if (x.rank < 3 || x.rank > 2 + maxPoolingRank || out.rank != x.rank ||
+      out.shape[0] != x.shape[0] || out.shape[1] != x.shape[1])
+    return formatMessage(
+        "x (%s) and out (%s) must be N, C and 1 to 3 spatial dims",
+        shapeString(x).c_str(), shapeString(out).c_str());
+  if (!kernel || !strides || !pads)
+    return "kernel_shape, strides or pads is missing";
+  window = PoolingWindow();
+  window.rank = x.rank - 2;
+  window.planes = x.shape[0] * x.shape[1];
+  // The caller's dims, right-aligned in the window's.
+  int32_t skipped = maxPoolingRank - window.rank;
+  for (int32_t dim = 0; dim < window.rank; ++dim) {
+    int64_t dilation = dilations ? dilations[dim] : 1;
+    int64_t padBegin = pads[dim], padEnd = pads[dim + window.rank];
+    if (kernel[dim] <= 0 || strides[dim] <= 0 || dilation <= 0 ||
+        padBegin < 0 || padEnd < 0)
+      return formatMessage("spatial dim %d: kernel, stride and dilation must "
+                           "be positive and pads non-negative",
+                           dim);
+    int64_t input = x.shape[dim + 2], output = out.shape[dim + 2];
+    // The last window must start inside the input or its padding.
+    if (output > 0 && (output - 1) * strides[dim] >= input + padBegin + padEnd)
+      return formatMessage(
+          "out's spatial dim %d (%lld) is too large for x's (%lld)", dim,
+          static_cast<long long>(output), static_cast<long long>(input));
+    int32_t at = skipped + dim;
+    window.input[at] = input;
+    window.output[at] = output;
+    window.kernel[at] = kernel[dim];
+    window.strides[at] = strides[dim];
+    window.padBegin[at] = padBegin;
+    window.padEnd[at] = padEnd;
+    window.dilations[at] = dilation;
+    window.inputPlane *= input;
+    window.outputPlane *= output;
+  }
+  return "";
+}
+
+std::string lethe::rt::storageOrderError(int64_t storageOrder) {
+  if (storageOrder == 0 || storageOrder == 1)
+    return "";
+  return formatMessage("storage_order must be 0 or 1, not %lld",
+                       static_cast<long long>(storageOrder));
+}
+
+std::string lethe::rt::globalPoolingError(const lethe_rt_tensor &x,
+                                          const lethe_rt_tensor &out) {
+  if (x.rank < 3 || out.rank != x.rank)
+    return formatMessage("x (%s) must be N, C and spatial dims",
+                         shapeString(x).c_str());
+  if (numElements(out) != x.shape[0] * x.shape[1])
+    return formatMessage("out (%s) must hold one value per plane",
+                         shapeString(out).c_str());
   return "";
 }
 

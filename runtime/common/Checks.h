@@ -155,6 +155,69 @@ std::string gemmShapesError(const lethe_rt_tensor &a, const lethe_rt_tensor &b,
                             int64_t &k, std::vector<int64_t> &cStrides);
 
 //===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+struct PoolingWindow; // common/PoolingWindow.h
+
+/// A valid `tensor` is numeric: of any dtype but i1.
+std::string numericDtypeError(const char *what, const lethe_rt_tensor &tensor);
+
+/// For a pooling op on valid x and out: x and out are N, C and 1 to 3
+/// spatial dims with the same N and C, kernel_shape, strides and pads (begin
+/// values, then end values) are given, kernel, stride and dilation (1 where
+/// `dilations` is null) are positive and pads non-negative, and the last
+/// window of each out dim starts inside x or its padding; then `window`
+/// describes the geometry.
+std::string poolingWindowError(const lethe_rt_tensor &x,
+                               const lethe_rt_tensor &out,
+                               const int64_t *kernel, const int64_t *strides,
+                               const int64_t *pads, const int64_t *dilations,
+                               PoolingWindow &window);
+
+/// storage_order (of max_pool's indices) is 0 or 1.
+std::string storageOrderError(int64_t storageOrder);
+
+/// max_pool's `indices` is null, or valid, of i64 and of out's shape, and
+/// `storageOrder` is 0 or 1.
+inline bool checkMaxPoolIndices(lethe_rt_context *context, const char *kernel,
+                                const lethe_rt_tensor &out,
+                                const lethe_rt_tensor *indices,
+                                int64_t storageOrder) {
+  if (indices &&
+      (!checkDtype(context, kernel, "indices", indices, LETHE_RT_I64) ||
+       !checkSameShape(context, kernel, "out", out, "indices", *indices)))
+    return false;
+  return report(context, kernel, storageOrderError(storageOrder));
+}
+
+/// For global_avg_pool on valid x and out: x is N, C and spatial dims and
+/// out, of x's rank, holds one value per N, C plane.
+std::string globalPoolingError(const lethe_rt_tensor &x,
+                               const lethe_rt_tensor &out);
+
+/// The checks every pooling op starts with, `x` being its input (dx for
+/// avg_pool_grad) and `out` its output (dy for the gradients): x is valid and
+/// of a float dtype (with `integers`, of any numeric dtype), out has x's
+/// dtype, and poolingWindowError passes, filling `window`.
+inline bool checkPoolingWindow(lethe_rt_context *context, const char *kernel,
+                               const lethe_rt_tensor *x,
+                               const lethe_rt_tensor *out,
+                               const int64_t *kernelShape,
+                               const int64_t *strides, const int64_t *pads,
+                               const int64_t *dilations, bool integers,
+                               PoolingWindow &window) {
+  if (integers ? !checkTensor(context, kernel, "x", x) ||
+                     !report(context, kernel, numericDtypeError("x", *x))
+               : !checkFloatTensor(context, kernel, "x", x))
+    return false;
+  return checkDtype(context, kernel, "out", out, x->dtype) &&
+         report(context, kernel,
+                poolingWindowError(*x, *out, kernelShape, strides, pads,
+                                   dilations, window));
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizer updates, reductions and losses
 //===----------------------------------------------------------------------===//
 
