@@ -90,18 +90,10 @@ lethe_rt_dropout(lethe_rt_context *context, const lethe_rt_tensor *x,
                  int training, const lethe_rt_tensor *out,
                  const lethe_rt_tensor *mask) {
   const char *kernel = "lethe_rt_dropout";
-  if (!checkFloatTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "out", out, x->dtype) ||
-      !checkSameShape(context, kernel, "x", *x, "out", *out) ||
-      (mask && (!checkDtype(context, kernel, "mask", mask, LETHE_RT_I1) ||
-                !checkSameShape(context, kernel, "x", *x, "mask", *mask))) ||
-      (step && (!checkDtype(context, kernel, "step", step, LETHE_RT_I64) ||
-                !checkRank(context, kernel, "step", *step, 0))))
+  if (!checkDropout(context, kernel, x, ratio, step, out, mask))
     return LETHE_RT_ERROR;
   uint64_t stepValue =
       step ? static_cast<uint64_t>(load<int64_t>(step->data, 0)) : 0;
-  if (!(ratio >= 0 && ratio <= 1))
-    return fail(context, kernel, "ratio %g must be in [0, 1]", ratio);
   int64_t count = numElements(*x);
   if (count == 0)
     return LETHE_RT_OK;
