@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 using namespace lethe::rt;
 
@@ -295,6 +296,102 @@ std::string lethe::rt::globalPoolingError(const lethe_rt_tensor &x,
     return formatMessage("out (%s) must hold one value per plane",
                          shapeString(out).c_str());
   return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and dropout
+//===----------------------------------------------------------------------===//
+
+std::string lethe::rt::axisRangeError(const char *what,
+                                      const lethe_rt_tensor &tensor,
+                                      int64_t axis) {
+  if (axis >= 0 && axis < tensor.rank)
+    return "";
+  return formatMessage("axis %lld is out of range for %s (%s)",
+                       static_cast<long long>(axis), what,
+                       shapeString(tensor).c_str());
+}
+
+std::string lethe::rt::batchNormRankError(const lethe_rt_tensor &x) {
+  if (x.rank >= 2)
+    return "";
+  return formatMessage("x must have rank >= 2 (N, C, ...), got %s",
+                       shapeString(x).c_str());
+}
+
+std::string lethe::rt::channelShapeError(const char *what,
+                                         const lethe_rt_tensor &tensor,
+                                         const lethe_rt_tensor &x) {
+  int64_t channels = x.shape[1];
+  if (tensor.rank == 1 && tensor.shape[0] == channels)
+    return "";
+  return formatMessage("%s (%s) must have shape %lld, the channels of x (%s)",
+                       what, shapeString(tensor).c_str(),
+                       static_cast<long long>(channels),
+                       shapeString(x).c_str());
+}
+
+namespace {
+
+/// Layer normalization's `mean` and `inv_std_dev` have x's shape with the
+/// dims from `axis` on set to 1.
+std::string layerNormStatisticsError(const lethe_rt_tensor &x, int64_t axis,
+                                     const lethe_rt_tensor &mean,
+                                     const lethe_rt_tensor &invStdDev) {
+  std::vector<int64_t> statShape = shapeOf(x);
+  std::fill(statShape.begin() + axis, statShape.end(), 1);
+  for (const auto &[what, stat] :
+       {NamedTensor{"mean", &mean}, {"inv_std_dev", &invStdDev}})
+    if (shapeOf(*stat) != statShape)
+      return formatMessage("%s (%s) must be %s for x (%s), axis %lld", what,
+                           shapeString(*stat).c_str(),
+                           shapeText(statShape).c_str(), shapeString(x).c_str(),
+                           static_cast<long long>(axis));
+  return "";
+}
+
+} // namespace
+
+std::string lethe::rt::layerNormShapesError(
+    const lethe_rt_tensor &x, int64_t axis, const lethe_rt_tensor &scale,
+    const lethe_rt_tensor *bias, const lethe_rt_tensor &mean,
+    const lethe_rt_tensor &invStdDev, std::vector<int64_t> &scaleStrides,
+    std::vector<int64_t> &biasStrides) {
+  // Scale and bias broadcast to the normalized shape x.shape[axis:].
+  std::vector<int64_t> normalizedShape(x.shape + axis, x.shape + x.rank);
+  lethe_rt_tensor normalized{nullptr, x.dtype,
+                             static_cast<int32_t>(normalizedShape.size()),
+                             normalizedShape.data()};
+  for (const auto &[what, tensor, strides] :
+       {std::tuple<const char *, const lethe_rt_tensor *,
+                   std::vector<int64_t> *>{"scale", &scale, &scaleStrides},
+        {"bias", bias, &biasStrides}})
+    if (tensor && !broadcastStrides(*tensor, normalized, *strides))
+      return formatMessage("%s (%s) does not broadcast to the normalized "
+                           "shape %s",
+                           what, shapeString(*tensor).c_str(),
+                           shapeText(normalizedShape).c_str());
+  return layerNormStatisticsError(x, axis, mean, invStdDev);
+}
+
+std::string lethe::rt::layerNormGradShapesError(
+    const lethe_rt_tensor &x, int64_t axis, const lethe_rt_tensor &scale,
+    const lethe_rt_tensor &mean, const lethe_rt_tensor &invStdDev,
+    const lethe_rt_tensor &dscale, const lethe_rt_tensor &dbias) {
+  std::vector<int64_t> normalizedShape(x.shape + axis, x.shape + x.rank);
+  for (const auto &[what, tensor] :
+       {NamedTensor{"scale", &scale}, {"dscale", &dscale}, {"dbias", &dbias}})
+    if (shapeOf(*tensor) != normalizedShape)
+      return formatMessage("%s (%s) must have the normalized shape %s", what,
+                           shapeString(*tensor).c_str(),
+                           shapeText(normalizedShape).c_str());
+  return layerNormStatisticsError(x, axis, mean, invStdDev);
+}
+
+std::string lethe::rt::dropoutRatioError(double ratio) {
+  if (ratio >= 0 && ratio <= 1)
+    return "";
+  return formatMessage("ratio %g must be in [0, 1]", ratio);
 }
 
 //===----------------------------------------------------------------------===//

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaTestUtils.h"
+#include "StorageValues.h"
 
 #include "common/Checks.h"
 #include "common/PoolingWindow.h"
@@ -121,29 +122,6 @@ template <typename T> std::vector<T> tiedValues(size_t count, uint64_t seed) {
   return values;
 }
 
-/// Seeded uniform values of float storage type T in [-2, 2).
-template <typename T>
-std::vector<T> uniformValues(size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> distribution(-2, 2);
-  std::vector<T> values(count);
-  for (size_t i = 0; i < count; ++i)
-    store<T>(values.data(), i, distribution(rng));
-  return values;
-}
-
-/// Expects the same bytes element by element, naming the first mismatch.
-template <typename T>
-void expectSameBits(const std::vector<T> &actual,
-                    const std::vector<T> &expected, const std::string &what) {
-  ASSERT_EQ(actual.size(), expected.size()) << what;
-  for (size_t i = 0; i < actual.size(); ++i)
-    ASSERT_EQ(std::memcmp(&actual[i], &expected[i], sizeof(T)), 0)
-        << what << ": element " << i << " is "
-        << static_cast<double>(load<T>(actual.data(), i)) << ", expected "
-        << static_cast<double>(load<T>(expected.data(), i));
-}
-
 std::string describe(const Geometry &geometry, lethe_rt_dtype dtype,
                      const std::string &what) {
   return std::string(geometry.name) + ", " + dtypeName(dtype) + ": " + what;
@@ -207,7 +185,7 @@ void checkMaxPool(PoolingTest &test, const Geometry &geometry,
   expectSameBits(test.read<T>(plainOut), expected,
                  describe(geometry, dtype, "max_pool without indices"));
   if constexpr (isFloatStorage<T>()) {
-    std::vector<T> dyValues = uniformValues<T>(outputs, seed + 1);
+    std::vector<T> dyValues = randomStorage<T>(outputs, seed + 1, -2, 2);
     lethe_rt_tensor dy = test.place<T>(outShape, dtype, dyValues);
     lethe_rt_tensor dx = test.place<T>(geometry.x, dtype);
     std::vector<T> dxExpected(inputs);
@@ -232,8 +210,8 @@ void checkAvgPool(PoolingTest &test, const Geometry &geometry,
   test.nextOffset = 0; // as in checkMaxPool
   std::vector<int64_t> outShape = geometry.out();
   int64_t inputs = sizeOf(geometry.x), outputs = sizeOf(outShape);
-  std::vector<T> xValues = uniformValues<T>(inputs, seed);
-  std::vector<T> dyValues = uniformValues<T>(outputs, seed + 1);
+  std::vector<T> xValues = randomStorage<T>(inputs, seed, -2, 2);
+  std::vector<T> dyValues = randomStorage<T>(outputs, seed + 1, -2, 2);
   lethe_rt_tensor x = test.place<T>(geometry.x, dtype, xValues);
   lethe_rt_tensor dy = test.place<T>(outShape, dtype, dyValues);
   lethe_rt_tensor out = test.place<T>(outShape, dtype);
@@ -306,7 +284,7 @@ void checkGlobalAvgPool(PoolingTest &test, lethe_rt_dtype dtype,
                         std::vector<int64_t> shape, uint64_t seed) {
   test.nextOffset = 0;
   int64_t planes = shape[0] * shape[1], plane = sizeOf(shape) / planes;
-  std::vector<T> xValues = uniformValues<T>(sizeOf(shape), seed);
+  std::vector<T> xValues = randomStorage<T>(sizeOf(shape), seed, -2, 2);
   lethe_rt_tensor x = test.place<T>(shape, dtype, xValues);
   std::vector<int64_t> outShape(shape.size(), 1);
   outShape[0] = shape[0];
