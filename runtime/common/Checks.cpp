@@ -5,11 +5,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "common/Checks.h"
+#include "common/PoolingWindow.h"
 #include "common/Tensor.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 using namespace lethe::rt;
 
@@ -221,6 +223,176 @@ std::string lethe::rt::gemmShapesError(const lethe_rt_tensor &a,
     return formatMessage("c (%s) does not broadcast to out (%s)",
                          shapeString(*c).c_str(), shapeString(out).c_str());
   return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+std::string lethe::rt::numericDtypeError(const char *what,
+                                         const lethe_rt_tensor &tensor) {
+  if (tensor.dtype != LETHE_RT_I1)
+    return "";
+  return formatMessage("%s must be numeric, got i1", what);
+}
+
+std::string
+lethe::rt::poolingWindowError(const lethe_rt_tensor &x,
+                              const lethe_rt_tensor &out, const int64_t *kernel,
+                              const int64_t *strides, const int64_t *pads,
+                              const int64_t *dilations, PoolingWindow &window) {
+  if (x.rank < 3 || x.rank > 2 + maxPoolingRank || out.rank != x.rank ||
+      out.shape[0] != x.shape[0] || out.shape[1] != x.shape[1])
+    return formatMessage(
+        "x (%s) and out (%s) must be N, C and 1 to 3 spatial dims",
+        shapeString(x).c_str(), shapeString(out).c_str());
+  if (!kernel || !strides || !pads)
+    return "kernel_shape, strides or pads is missing";
+  window = PoolingWindow();
+  window.rank = x.rank - 2;
+  window.planes = x.shape[0] * x.shape[1];
+  // The caller's dims, right-aligned in the window's.
+  int32_t skipped = maxPoolingRank - window.rank;
+  for (int32_t dim = 0; dim < window.rank; ++dim) {
+    int64_t dilation = dilations ? dilations[dim] : 1;
+    int64_t padBegin = pads[dim], padEnd = pads[dim + window.rank];
+    if (kernel[dim] <= 0 || strides[dim] <= 0 || dilation <= 0 ||
+        padBegin < 0 || padEnd < 0)
+      return formatMessage("spatial dim %d: kernel, stride and dilation must "
+                           "be positive and pads non-negative",
+                           dim);
+    int64_t input = x.shape[dim + 2], output = out.shape[dim + 2];
+    // The last window must start inside the input or its padding.
+    if (output > 0 && (output - 1) * strides[dim] >= input + padBegin + padEnd)
+      return formatMessage(
+          "out's spatial dim %d (%lld) is too large for x's (%lld)", dim,
+          static_cast<long long>(output), static_cast<long long>(input));
+    int32_t at = skipped + dim;
+    window.input[at] = input;
+    window.output[at] = output;
+    window.kernel[at] = kernel[dim];
+    window.strides[at] = strides[dim];
+    window.padBegin[at] = padBegin;
+    window.padEnd[at] = padEnd;
+    window.dilations[at] = dilation;
+    window.inputPlane *= input;
+    window.outputPlane *= output;
+  }
+  return "";
+}
+
+std::string lethe::rt::storageOrderError(int64_t storageOrder) {
+  if (storageOrder == 0 || storageOrder == 1)
+    return "";
+  return formatMessage("storage_order must be 0 or 1, not %lld",
+                       static_cast<long long>(storageOrder));
+}
+
+std::string lethe::rt::globalPoolingError(const lethe_rt_tensor &x,
+                                          const lethe_rt_tensor &out) {
+  if (x.rank < 3 || out.rank != x.rank)
+    return formatMessage("x (%s) must be N, C and spatial dims",
+                         shapeString(x).c_str());
+  if (numElements(out) != x.shape[0] * x.shape[1])
+    return formatMessage("out (%s) must hold one value per plane",
+                         shapeString(out).c_str());
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and dropout
+//===----------------------------------------------------------------------===//
+
+std::string lethe::rt::axisRangeError(const char *what,
+                                      const lethe_rt_tensor &tensor,
+                                      int64_t axis) {
+  if (axis >= 0 && axis < tensor.rank)
+    return "";
+  return formatMessage("axis %lld is out of range for %s (%s)",
+                       static_cast<long long>(axis), what,
+                       shapeString(tensor).c_str());
+}
+
+std::string lethe::rt::batchNormRankError(const lethe_rt_tensor &x) {
+  if (x.rank >= 2)
+    return "";
+  return formatMessage("x must have rank >= 2 (N, C, ...), got %s",
+                       shapeString(x).c_str());
+}
+
+std::string lethe::rt::channelShapeError(const char *what,
+                                         const lethe_rt_tensor &tensor,
+                                         const lethe_rt_tensor &x) {
+  int64_t channels = x.shape[1];
+  if (tensor.rank == 1 && tensor.shape[0] == channels)
+    return "";
+  return formatMessage("%s (%s) must have shape %lld, the channels of x (%s)",
+                       what, shapeString(tensor).c_str(),
+                       static_cast<long long>(channels),
+                       shapeString(x).c_str());
+}
+
+namespace {
+
+/// Layer normalization's `mean` and `inv_std_dev` have x's shape with the
+/// dims from `axis` on set to 1.
+std::string layerNormStatisticsError(const lethe_rt_tensor &x, int64_t axis,
+                                     const lethe_rt_tensor &mean,
+                                     const lethe_rt_tensor &invStdDev) {
+  std::vector<int64_t> statShape = shapeOf(x);
+  std::fill(statShape.begin() + axis, statShape.end(), 1);
+  for (const auto &[what, stat] :
+       {NamedTensor{"mean", &mean}, {"inv_std_dev", &invStdDev}})
+    if (shapeOf(*stat) != statShape)
+      return formatMessage("%s (%s) must be %s for x (%s), axis %lld", what,
+                           shapeString(*stat).c_str(),
+                           shapeText(statShape).c_str(), shapeString(x).c_str(),
+                           static_cast<long long>(axis));
+  return "";
+}
+
+} // namespace
+
+std::string lethe::rt::layerNormShapesError(
+    const lethe_rt_tensor &x, int64_t axis, const lethe_rt_tensor &scale,
+    const lethe_rt_tensor *bias, const lethe_rt_tensor &mean,
+    const lethe_rt_tensor &invStdDev, std::vector<int64_t> &scaleStrides,
+    std::vector<int64_t> &biasStrides) {
+  // Scale and bias broadcast to the normalized shape x.shape[axis:].
+  std::vector<int64_t> normalizedShape(x.shape + axis, x.shape + x.rank);
+  lethe_rt_tensor normalized{nullptr, x.dtype,
+                             static_cast<int32_t>(normalizedShape.size()),
+                             normalizedShape.data()};
+  for (const auto &[what, tensor, strides] :
+       {std::tuple<const char *, const lethe_rt_tensor *,
+                   std::vector<int64_t> *>{"scale", &scale, &scaleStrides},
+        {"bias", bias, &biasStrides}})
+    if (tensor && !broadcastStrides(*tensor, normalized, *strides))
+      return formatMessage("%s (%s) does not broadcast to the normalized "
+                           "shape %s",
+                           what, shapeString(*tensor).c_str(),
+                           shapeText(normalizedShape).c_str());
+  return layerNormStatisticsError(x, axis, mean, invStdDev);
+}
+
+std::string lethe::rt::layerNormGradShapesError(
+    const lethe_rt_tensor &x, int64_t axis, const lethe_rt_tensor &scale,
+    const lethe_rt_tensor &mean, const lethe_rt_tensor &invStdDev,
+    const lethe_rt_tensor &dscale, const lethe_rt_tensor &dbias) {
+  std::vector<int64_t> normalizedShape(x.shape + axis, x.shape + x.rank);
+  for (const auto &[what, tensor] :
+       {NamedTensor{"scale", &scale}, {"dscale", &dscale}, {"dbias", &dbias}})
+    if (shapeOf(*tensor) != normalizedShape)
+      return formatMessage("%s (%s) must have the normalized shape %s", what,
+                           shapeString(*tensor).c_str(),
+                           shapeText(normalizedShape).c_str());
+  return layerNormStatisticsError(x, axis, mean, invStdDev);
+}
+
+std::string lethe::rt::dropoutRatioError(double ratio) {
+  if (ratio >= 0 && ratio <= 1)
+    return "";
+  return formatMessage("ratio %g must be in [0, 1]", ratio);
 }
 
 //===----------------------------------------------------------------------===//

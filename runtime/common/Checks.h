@@ -155,6 +155,69 @@ std::string gemmShapesError(const lethe_rt_tensor &a, const lethe_rt_tensor &b,
                             int64_t &k, std::vector<int64_t> &cStrides);
 
 //===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+struct PoolingWindow; // common/PoolingWindow.h
+
+/// A valid `tensor` is numeric: of any dtype but i1.
+std::string numericDtypeError(const char *what, const lethe_rt_tensor &tensor);
+
+/// For a pooling op on valid x and out: x and out are N, C and 1 to 3
+/// spatial dims with the same N and C, kernel_shape, strides and pads (begin
+/// values, then end values) are given, kernel, stride and dilation (1 where
+/// `dilations` is null) are positive and pads non-negative, and the last
+/// window of each out dim starts inside x or its padding; then `window`
+/// describes the geometry.
+std::string poolingWindowError(const lethe_rt_tensor &x,
+                               const lethe_rt_tensor &out,
+                               const int64_t *kernel, const int64_t *strides,
+                               const int64_t *pads, const int64_t *dilations,
+                               PoolingWindow &window);
+
+/// storage_order (of max_pool's indices) is 0 or 1.
+std::string storageOrderError(int64_t storageOrder);
+
+/// max_pool's `indices` is null, or valid, of i64 and of out's shape, and
+/// `storageOrder` is 0 or 1.
+inline bool checkMaxPoolIndices(lethe_rt_context *context, const char *kernel,
+                                const lethe_rt_tensor &out,
+                                const lethe_rt_tensor *indices,
+                                int64_t storageOrder) {
+  if (indices &&
+      (!checkDtype(context, kernel, "indices", indices, LETHE_RT_I64) ||
+       !checkSameShape(context, kernel, "out", out, "indices", *indices)))
+    return false;
+  return report(context, kernel, storageOrderError(storageOrder));
+}
+
+/// For global_avg_pool on valid x and out: x is N, C and spatial dims and
+/// out, of x's rank, holds one value per N, C plane.
+std::string globalPoolingError(const lethe_rt_tensor &x,
+                               const lethe_rt_tensor &out);
+
+/// The checks every pooling op starts with, `x` being its input (dx for
+/// avg_pool_grad) and `out` its output (dy for the gradients): x is valid and
+/// of a float dtype (with `integers`, of any numeric dtype), out has x's
+/// dtype, and poolingWindowError passes, filling `window`.
+inline bool checkPoolingWindow(lethe_rt_context *context, const char *kernel,
+                               const lethe_rt_tensor *x,
+                               const lethe_rt_tensor *out,
+                               const int64_t *kernelShape,
+                               const int64_t *strides, const int64_t *pads,
+                               const int64_t *dilations, bool integers,
+                               PoolingWindow &window) {
+  if (integers ? !checkTensor(context, kernel, "x", x) ||
+                     !report(context, kernel, numericDtypeError("x", *x))
+               : !checkFloatTensor(context, kernel, "x", x))
+    return false;
+  return checkDtype(context, kernel, "out", out, x->dtype) &&
+         report(context, kernel,
+                poolingWindowError(*x, *out, kernelShape, strides, pads,
+                                   dilations, window));
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizer updates, reductions and losses
 //===----------------------------------------------------------------------===//
 
@@ -237,6 +300,180 @@ inline bool checkLoss(lethe_rt_context *context, const char *kernel,
          checkDtype(context, kernel, what, loss, dtype) &&
          report(context, kernel,
                 lossShapeError(what, reduction, *loss, unreduced));
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and dropout
+//===----------------------------------------------------------------------===//
+
+/// `axis` is a dim of the valid `tensor` (named `what`).
+std::string axisRangeError(const char *what, const lethe_rt_tensor &tensor,
+                           int64_t axis);
+
+/// A batch norm's valid x (N, C, ...) has rank >= 2.
+std::string batchNormRankError(const lethe_rt_tensor &x);
+/// A batch norm's valid per-channel `tensor` (named `what`) has shape (C),
+/// C being the channels (dim 1) of x.
+std::string channelShapeError(const char *what, const lethe_rt_tensor &tensor,
+                              const lethe_rt_tensor &x);
+
+/// For lethe_rt_layer_norm over the dims of x from `axis` (in range) on,
+/// its tensors being valid: scale and bias (when given) broadcast to the
+/// normalized shape x.shape[axis:], with `scaleStrides` and `biasStrides`
+/// their strides over it, and mean and inv_std_dev have x's shape with the
+/// normalized dims set to 1.
+std::string layerNormShapesError(const lethe_rt_tensor &x, int64_t axis,
+                                 const lethe_rt_tensor &scale,
+                                 const lethe_rt_tensor *bias,
+                                 const lethe_rt_tensor &mean,
+                                 const lethe_rt_tensor &invStdDev,
+                                 std::vector<int64_t> &scaleStrides,
+                                 std::vector<int64_t> &biasStrides);
+/// For lethe_rt_layer_norm_grad, likewise: scale, dscale and dbias have the
+/// normalized shape, mean and inv_std_dev the statistics' shape.
+std::string layerNormGradShapesError(const lethe_rt_tensor &x, int64_t axis,
+                                     const lethe_rt_tensor &scale,
+                                     const lethe_rt_tensor &mean,
+                                     const lethe_rt_tensor &invStdDev,
+                                     const lethe_rt_tensor &dscale,
+                                     const lethe_rt_tensor &dbias);
+
+/// lethe_rt_dropout's ratio lies in [0, 1].
+std::string dropoutRatioError(double ratio);
+
+/// The arguments of a batch norm: x is a float tensor of rank >= 2 (N, C,
+/// ...), each of `likeX` (y; dx and dy) has its dtype and shape, and each
+/// of `channelTensors` is a float tensor of shape (C).
+inline bool checkBatchNorm(lethe_rt_context *context, const char *kernel,
+                           const lethe_rt_tensor *x,
+                           std::initializer_list<NamedTensor> likeX,
+                           std::initializer_list<NamedTensor> channelTensors) {
+  if (!checkFloatTensor(context, kernel, "x", x))
+    return false;
+  for (const auto &[what, tensor] : likeX)
+    if (!checkDtype(context, kernel, what, tensor, x->dtype) ||
+        !checkSameShape(context, kernel, "x", *x, what, *tensor))
+      return false;
+  if (!report(context, kernel, batchNormRankError(*x)))
+    return false;
+  for (const auto &[what, tensor] : channelTensors)
+    if (!checkFloatTensor(context, kernel, what, tensor) ||
+        !report(context, kernel, channelShapeError(what, *tensor, *x)))
+      return false;
+  return true;
+}
+
+/// The arguments of lethe_rt_batch_norm (checkBatchNorm).
+inline bool
+checkBatchNormInference(lethe_rt_context *context, const char *kernel,
+                        const lethe_rt_tensor *x, const lethe_rt_tensor *scale,
+                        const lethe_rt_tensor *bias,
+                        const lethe_rt_tensor *mean, const lethe_rt_tensor *var,
+                        const lethe_rt_tensor *y) {
+  return checkBatchNorm(
+      context, kernel, x, {{"y", y}},
+      {{"scale", scale}, {"bias", bias}, {"mean", mean}, {"var", var}});
+}
+
+/// The arguments of lethe_rt_batch_norm_train (checkBatchNorm).
+inline bool checkBatchNormTrain(
+    lethe_rt_context *context, const char *kernel, const lethe_rt_tensor *x,
+    const lethe_rt_tensor *scale, const lethe_rt_tensor *bias,
+    const lethe_rt_tensor *runningMean, const lethe_rt_tensor *runningVar,
+    const lethe_rt_tensor *y, const lethe_rt_tensor *runningMeanOut,
+    const lethe_rt_tensor *runningVarOut, const lethe_rt_tensor *savedMean,
+    const lethe_rt_tensor *savedInvStd) {
+  return checkBatchNorm(context, kernel, x, {{"y", y}},
+                        {{"scale", scale},
+                         {"bias", bias},
+                         {"running_mean", runningMean},
+                         {"running_var", runningVar},
+                         {"running_mean_out", runningMeanOut},
+                         {"running_var_out", runningVarOut},
+                         {"saved_mean", savedMean},
+                         {"saved_inv_std", savedInvStd}});
+}
+
+/// The arguments of lethe_rt_batch_norm_grad (checkBatchNorm: dx and dy
+/// like x).
+inline bool checkBatchNormGrad(
+    lethe_rt_context *context, const char *kernel, const lethe_rt_tensor *dy,
+    const lethe_rt_tensor *x, const lethe_rt_tensor *scale,
+    const lethe_rt_tensor *savedMean, const lethe_rt_tensor *savedInvStd,
+    const lethe_rt_tensor *dx, const lethe_rt_tensor *dscale,
+    const lethe_rt_tensor *dbias) {
+  return checkBatchNorm(context, kernel, x, {{"dx", dx}, {"dy", dy}},
+                        {{"scale", scale},
+                         {"saved_mean", savedMean},
+                         {"saved_inv_std", savedInvStd},
+                         {"dscale", dscale},
+                         {"dbias", dbias}});
+}
+
+/// The arguments of lethe_rt_layer_norm (layerNormShapesError, after the
+/// dtypes: x, scale, bias, mean and inv_std_dev of float dtypes, y of x's
+/// dtype and shape, axis in range).
+inline bool checkLayerNorm(
+    lethe_rt_context *context, const char *kernel, const lethe_rt_tensor *x,
+    const lethe_rt_tensor *scale, const lethe_rt_tensor *bias, int64_t axis,
+    const lethe_rt_tensor *y, const lethe_rt_tensor *mean,
+    const lethe_rt_tensor *invStdDev, std::vector<int64_t> &scaleStrides,
+    std::vector<int64_t> &biasStrides) {
+  return checkFloatTensor(context, kernel, "x", x) &&
+         checkDtype(context, kernel, "y", y, x->dtype) &&
+         checkSameShape(context, kernel, "x", *x, "y", *y) &&
+         checkFloatTensor(context, kernel, "scale", scale) &&
+         (!bias || checkFloatTensor(context, kernel, "bias", bias)) &&
+         checkFloatTensor(context, kernel, "mean", mean) &&
+         checkFloatTensor(context, kernel, "inv_std_dev", invStdDev) &&
+         report(context, kernel, axisRangeError("x", *x, axis)) &&
+         report(context, kernel,
+                layerNormShapesError(*x, axis, *scale, bias, *mean, *invStdDev,
+                                     scaleStrides, biasStrides));
+}
+
+/// The arguments of lethe_rt_layer_norm_grad (layerNormGradShapesError,
+/// after the dtypes: dy and dx of x's dtype and shape, the others of float
+/// dtypes, axis in range).
+inline bool
+checkLayerNormGrad(lethe_rt_context *context, const char *kernel,
+                   const lethe_rt_tensor *dy, const lethe_rt_tensor *x,
+                   const lethe_rt_tensor *scale, const lethe_rt_tensor *mean,
+                   const lethe_rt_tensor *invStdDev, int64_t axis,
+                   const lethe_rt_tensor *dx, const lethe_rt_tensor *dscale,
+                   const lethe_rt_tensor *dbias) {
+  return checkFloatTensor(context, kernel, "x", x) &&
+         checkDtype(context, kernel, "dy", dy, x->dtype) &&
+         checkSameShape(context, kernel, "x", *x, "dy", *dy) &&
+         checkDtype(context, kernel, "dx", dx, x->dtype) &&
+         checkSameShape(context, kernel, "x", *x, "dx", *dx) &&
+         checkFloatTensor(context, kernel, "scale", scale) &&
+         checkFloatTensor(context, kernel, "mean", mean) &&
+         checkFloatTensor(context, kernel, "inv_std_dev", invStdDev) &&
+         checkFloatTensor(context, kernel, "dscale", dscale) &&
+         checkFloatTensor(context, kernel, "dbias", dbias) &&
+         report(context, kernel, axisRangeError("x", *x, axis)) &&
+         report(context, kernel,
+                layerNormGradShapesError(*x, axis, *scale, *mean, *invStdDev,
+                                         *dscale, *dbias));
+}
+
+/// The arguments of lethe_rt_dropout: x of a float dtype, out of its dtype
+/// and shape, the mask (when given) i1 of its shape, the step counter (when
+/// given) a scalar i64, and the ratio in [0, 1].
+inline bool checkDropout(lethe_rt_context *context, const char *kernel,
+                         const lethe_rt_tensor *x, double ratio,
+                         const lethe_rt_tensor *step,
+                         const lethe_rt_tensor *out,
+                         const lethe_rt_tensor *mask) {
+  return checkFloatTensor(context, kernel, "x", x) &&
+         checkDtype(context, kernel, "out", out, x->dtype) &&
+         checkSameShape(context, kernel, "x", *x, "out", *out) &&
+         (!mask || (checkDtype(context, kernel, "mask", mask, LETHE_RT_I1) &&
+                    checkSameShape(context, kernel, "x", *x, "mask", *mask))) &&
+         (!step || (checkDtype(context, kernel, "step", step, LETHE_RT_I64) &&
+                    checkRank(context, kernel, "step", *step, 0))) &&
+         report(context, kernel, dropoutRatioError(ratio));
 }
 
 //===----------------------------------------------------------------------===//

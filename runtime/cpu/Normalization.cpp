@@ -59,37 +59,6 @@ int64_t spatialSize(const lethe_rt_tensor &x) {
   return size;
 }
 
-/// Checks a per-channel tensor: float, shape (channels).
-bool checkChannelTensor(lethe_rt_context *context, const char *kernel,
-                        const char *what, const lethe_rt_tensor *tensor,
-                        int64_t channels, const lethe_rt_tensor &x) {
-  if (!checkFloatTensor(context, kernel, what, tensor))
-    return false;
-  if (tensor->rank != 1 || tensor->shape[0] != channels) {
-    fail(context, kernel,
-         "%s (%s) must have shape %lld, the channels of x (%s)", what,
-         shapeString(*tensor).c_str(), static_cast<long long>(channels),
-         shapeString(x).c_str());
-    return false;
-  }
-  return true;
-}
-
-/// Checks x (float, rank >= 2) and y (same dtype and shape) of a batch norm.
-bool checkBatchNormData(lethe_rt_context *context, const char *kernel,
-                        const lethe_rt_tensor *x, const lethe_rt_tensor *y) {
-  if (!checkFloatTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "y", y, x->dtype) ||
-      !checkSameShape(context, kernel, "x", *x, "y", *y))
-    return false;
-  if (x->rank < 2) {
-    fail(context, kernel, "x must have rank >= 2 (N, C, ...), got %s",
-         shapeString(*x).c_str());
-    return false;
-  }
-  return true;
-}
-
 /// y = (x - mean[c]) * factor[c] + offset[c] over the channels c (dim 1) of
 /// x, in x's compute type.
 template <typename T>
@@ -273,26 +242,6 @@ void softmaxAxis(const lethe_rt_tensor &x, int64_t outer, int64_t size,
   }
 }
 
-/// Checks that layer normalization's `mean` and `inv_std_dev` have x's
-/// shape with the dims from `axis` on set to 1.
-bool checkLayerNormStatistics(lethe_rt_context *context, const char *kernel,
-                              const lethe_rt_tensor &x, int64_t axis,
-                              const lethe_rt_tensor &mean,
-                              const lethe_rt_tensor &invStdDev) {
-  std::vector<int64_t> statShape = shapeOf(x);
-  std::fill(statShape.begin() + axis, statShape.end(), 1);
-  for (const auto &[what, stat] :
-       {std::pair<const char *, const lethe_rt_tensor *>{"mean", &mean},
-        {"inv_std_dev", &invStdDev}})
-    if (shapeOf(*stat) != statShape) {
-      fail(context, kernel, "%s (%s) must be %s for x (%s), axis %lld", what,
-           shapeString(*stat).c_str(), shapeText(statShape).c_str(),
-           shapeString(x).c_str(), static_cast<long long>(axis));
-      return false;
-    }
-  return true;
-}
-
 } // namespace
 
 extern "C" lethe_rt_status
@@ -301,14 +250,9 @@ lethe_rt_batch_norm(lethe_rt_context *context, const lethe_rt_tensor *x,
                     const lethe_rt_tensor *mean, const lethe_rt_tensor *var,
                     double epsilon, const lethe_rt_tensor *y) {
   const char *kernel = "lethe_rt_batch_norm";
-  if (!checkBatchNormData(context, kernel, x, y))
+  if (!checkBatchNormInference(context, kernel, x, scale, bias, mean, var, y))
     return LETHE_RT_ERROR;
   int64_t channels = x->shape[1];
-  if (!checkChannelTensor(context, kernel, "scale", scale, channels, *x) ||
-      !checkChannelTensor(context, kernel, "bias", bias, channels, *x) ||
-      !checkChannelTensor(context, kernel, "mean", mean, channels, *x) ||
-      !checkChannelTensor(context, kernel, "var", var, channels, *x))
-    return LETHE_RT_ERROR;
   if (numElements(*x) == 0)
     return LETHE_RT_OK;
   std::vector<double> factor = readDoubles(*scale), offset = readDoubles(*bias);
@@ -331,24 +275,11 @@ extern "C" lethe_rt_status lethe_rt_batch_norm_train(
     const lethe_rt_tensor *running_var_out, const lethe_rt_tensor *saved_mean,
     const lethe_rt_tensor *saved_inv_std) {
   const char *kernel = "lethe_rt_batch_norm_train";
-  if (!checkBatchNormData(context, kernel, x, y))
+  if (!checkBatchNormTrain(context, kernel, x, scale, bias, running_mean,
+                           running_var, y, running_mean_out, running_var_out,
+                           saved_mean, saved_inv_std))
     return LETHE_RT_ERROR;
   int64_t channels = x->shape[1];
-  if (!checkChannelTensor(context, kernel, "scale", scale, channels, *x) ||
-      !checkChannelTensor(context, kernel, "bias", bias, channels, *x) ||
-      !checkChannelTensor(context, kernel, "running_mean", running_mean,
-                          channels, *x) ||
-      !checkChannelTensor(context, kernel, "running_var", running_var, channels,
-                          *x) ||
-      !checkChannelTensor(context, kernel, "running_mean_out", running_mean_out,
-                          channels, *x) ||
-      !checkChannelTensor(context, kernel, "running_var_out", running_var_out,
-                          channels, *x) ||
-      !checkChannelTensor(context, kernel, "saved_mean", saved_mean, channels,
-                          *x) ||
-      !checkChannelTensor(context, kernel, "saved_inv_std", saved_inv_std,
-                          channels, *x))
-    return LETHE_RT_ERROR;
   std::vector<double> batchMean, batchVar;
   dispatchFloat(x->dtype, [&](auto tag) {
     channelStatistics<decltype(tag)>(*x, batchMean, batchVar);
@@ -382,37 +313,16 @@ lethe_rt_layer_norm(lethe_rt_context *context, const lethe_rt_tensor *x,
                     const lethe_rt_tensor *mean,
                     const lethe_rt_tensor *inv_std_dev) {
   const char *kernel = "lethe_rt_layer_norm";
-  if (!checkFloatTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "y", y, x->dtype) ||
-      !checkSameShape(context, kernel, "x", *x, "y", *y) ||
-      !checkFloatTensor(context, kernel, "scale", scale) ||
-      (bias && !checkFloatTensor(context, kernel, "bias", bias)) ||
-      !checkFloatTensor(context, kernel, "mean", mean) ||
-      !checkFloatTensor(context, kernel, "inv_std_dev", inv_std_dev))
+  std::vector<int64_t> scaleStrides, biasStrides;
+  if (!checkLayerNorm(context, kernel, x, scale, bias, axis, y, mean,
+                      inv_std_dev, scaleStrides, biasStrides))
     return LETHE_RT_ERROR;
-  if (axis < 0 || axis >= x->rank)
-    return fail(context, kernel, "axis %lld is out of range for x (%s)",
-                static_cast<long long>(axis), shapeString(*x).c_str());
 
   // Scale and bias broadcast to the normalized shape x.shape[axis:].
   std::vector<int64_t> normalizedShape(x->shape + axis, x->shape + x->rank);
-  lethe_rt_tensor normalized{nullptr, x->dtype,
-                             static_cast<int32_t>(normalizedShape.size()),
-                             normalizedShape.data()};
-  std::vector<int64_t> scaleStrides, biasStrides;
-  if (!broadcastStrides(*scale, normalized, scaleStrides))
-    return fail(context, kernel,
-                "scale (%s) does not broadcast to the normalized shape %s",
-                shapeString(*scale).c_str(),
-                shapeText(normalizedShape).c_str());
-  if (bias && !broadcastStrides(*bias, normalized, biasStrides))
-    return fail(context, kernel,
-                "bias (%s) does not broadcast to the normalized shape %s",
-                shapeString(*bias).c_str(), shapeText(normalizedShape).c_str());
-  if (!checkLayerNormStatistics(context, kernel, *x, axis, *mean, *inv_std_dev))
-    return LETHE_RT_ERROR;
-
-  int64_t size = numElements(normalized), rows = numElements(*mean);
+  int64_t size = 1, rows = numElements(*mean);
+  for (int64_t dim : normalizedShape)
+    size *= dim;
   std::vector<double> means(rows), invStdDevs(rows);
   dispatchFloat(x->dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -437,11 +347,9 @@ extern "C" lethe_rt_status lethe_rt_softmax(lethe_rt_context *context,
   const char *kernel = "lethe_rt_softmax";
   if (!checkFloatTensor(context, kernel, "x", x) ||
       !checkDtype(context, kernel, "out", out, x->dtype) ||
-      !checkSameShape(context, kernel, "x", *x, "out", *out))
+      !checkSameShape(context, kernel, "x", *x, "out", *out) ||
+      !report(context, kernel, axisRangeError("x", *x, axis)))
     return LETHE_RT_ERROR;
-  if (axis < 0 || axis >= x->rank)
-    return fail(context, kernel, "axis %lld is out of range for x (%s)",
-                static_cast<long long>(axis), shapeString(*x).c_str());
   int64_t outer = 1, inner = 1;
   for (int64_t dim = 0; dim < axis; ++dim)
     outer *= x->shape[dim];
@@ -467,19 +375,10 @@ extern "C" lethe_rt_status lethe_rt_batch_norm_grad(
     const lethe_rt_tensor *dx, const lethe_rt_tensor *dscale,
     const lethe_rt_tensor *dbias) {
   const char *kernel = "lethe_rt_batch_norm_grad";
-  if (!checkBatchNormData(context, kernel, x, dx) ||
-      !checkDtype(context, kernel, "dy", dy, x->dtype) ||
-      !checkSameShape(context, kernel, "x", *x, "dy", *dy))
+  if (!checkBatchNormGrad(context, kernel, dy, x, scale, saved_mean,
+                          saved_inv_std, dx, dscale, dbias))
     return LETHE_RT_ERROR;
   int64_t channels = x->shape[1];
-  if (!checkChannelTensor(context, kernel, "scale", scale, channels, *x) ||
-      !checkChannelTensor(context, kernel, "saved_mean", saved_mean, channels,
-                          *x) ||
-      !checkChannelTensor(context, kernel, "saved_inv_std", saved_inv_std,
-                          channels, *x) ||
-      !checkChannelTensor(context, kernel, "dscale", dscale, channels, *x) ||
-      !checkChannelTensor(context, kernel, "dbias", dbias, channels, *x))
-    return LETHE_RT_ERROR;
   std::vector<double> factor = readDoubles(*scale),
                       mean = readDoubles(*saved_mean),
                       invStd = readDoubles(*saved_inv_std);
@@ -525,30 +424,8 @@ extern "C" lethe_rt_status lethe_rt_layer_norm_grad(
     int64_t axis, const lethe_rt_tensor *dx, const lethe_rt_tensor *dscale,
     const lethe_rt_tensor *dbias) {
   const char *kernel = "lethe_rt_layer_norm_grad";
-  if (!checkFloatTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "dy", dy, x->dtype) ||
-      !checkSameShape(context, kernel, "x", *x, "dy", *dy) ||
-      !checkDtype(context, kernel, "dx", dx, x->dtype) ||
-      !checkSameShape(context, kernel, "x", *x, "dx", *dx) ||
-      !checkFloatTensor(context, kernel, "scale", scale) ||
-      !checkFloatTensor(context, kernel, "mean", mean) ||
-      !checkFloatTensor(context, kernel, "inv_std_dev", inv_std_dev) ||
-      !checkFloatTensor(context, kernel, "dscale", dscale) ||
-      !checkFloatTensor(context, kernel, "dbias", dbias))
-    return LETHE_RT_ERROR;
-  if (axis < 0 || axis >= x->rank)
-    return fail(context, kernel, "axis %lld is out of range for x (%s)",
-                static_cast<long long>(axis), shapeString(*x).c_str());
-  std::vector<int64_t> normalizedShape(x->shape + axis, x->shape + x->rank);
-  for (const auto &[what, tensor] :
-       {std::pair<const char *, const lethe_rt_tensor *>{"scale", scale},
-        {"dscale", dscale},
-        {"dbias", dbias}})
-    if (shapeOf(*tensor) != normalizedShape)
-      return fail(context, kernel, "%s (%s) must have the normalized shape %s",
-                  what, shapeString(*tensor).c_str(),
-                  shapeText(normalizedShape).c_str());
-  if (!checkLayerNormStatistics(context, kernel, *x, axis, *mean, *inv_std_dev))
+  if (!checkLayerNormGrad(context, kernel, dy, x, scale, mean, inv_std_dev,
+                          axis, dx, dscale, dbias))
     return LETHE_RT_ERROR;
 
   int64_t size = numElements(*scale), rows = numElements(*mean);
@@ -592,11 +469,9 @@ extern "C" lethe_rt_status lethe_rt_softmax_grad(lethe_rt_context *context,
       !checkDtype(context, kernel, "dy", dy, y->dtype) ||
       !checkDtype(context, kernel, "dx", dx, y->dtype) ||
       !checkSameShape(context, kernel, "y", *y, "dy", *dy) ||
-      !checkSameShape(context, kernel, "y", *y, "dx", *dx))
+      !checkSameShape(context, kernel, "y", *y, "dx", *dx) ||
+      !report(context, kernel, axisRangeError("y", *y, axis)))
     return LETHE_RT_ERROR;
-  if (axis < 0 || axis >= y->rank)
-    return fail(context, kernel, "axis %lld is out of range for y (%s)",
-                static_cast<long long>(axis), shapeString(*y).c_str());
   int64_t outer = 1, inner = 1, length = y->shape[axis];
   for (int64_t dim = 0; dim < axis; ++dim)
     outer *= y->shape[dim];

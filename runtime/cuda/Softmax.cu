@@ -104,11 +104,8 @@ __global__ void softmaxGradKernel(const void *dy, const void *y, void *dx,
 /// error naming `kernel` and `what` (the tensor) otherwise.
 bool rowsAlong(lethe_rt_context *context, const char *kernel, const char *what,
                const lethe_rt_tensor &tensor, int64_t axis, Rows &rows) {
-  if (axis < 0 || axis >= tensor.rank) {
-    fail(context, kernel, "axis %lld is out of range for %s (%s)",
-         static_cast<long long>(axis), what, shapeString(tensor).c_str());
+  if (!report(context, kernel, axisRangeError(what, tensor, axis)))
     return false;
-  }
   rows.size = tensor.shape[axis];
   for (int64_t dim = 0; dim < axis; ++dim)
     rows.outer *= tensor.shape[dim];

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TypedTensor.h"
+#include "common/DropoutMask.h"
 
 #include <array>
 #include <cstring>
@@ -44,7 +45,45 @@ TEST(PhiloxTest, MatchesKnownAnswers) {
                                      0x24126ea1}));
 }
 
-/// Whether element i is kept, per the generator documented in Dropout.cpp.
+// The definition every backend shares (common/DropoutMask.h), which the
+// CUDA kernel runs one block of four elements per thread, in any order:
+// Random123's known answers, and the CPU backend's outputs from the blocks
+// taken last to first.
+TEST_F(DropoutTest, SharedDefinitionGivesTheCpuBitsInAnyOrder) {
+  DropoutWords words = philox4x32x10(0x243f6a88, 0x85a308d3, 0x13198a2e,
+                                     0x03707344, 0xa4093822, 0x299f31d0);
+  EXPECT_EQ(
+      std::vector<uint32_t>(words.words, words.words + 4),
+      (std::vector<uint32_t>{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+  uint64_t seed = 0xfedcba9876543210, step = 0x0000000300000002;
+  double ratio = 0.4;
+  for (lethe_rt_dtype dtype : floatDtypes()) {
+    SCOPED_TRACE(dtypeName(dtype));
+    TypedTensor x = randomTensor({1003}, dtype, 8, -4, 4);
+    TypedTensor out({1003}, dtype), mask({1003}, LETHE_RT_I1);
+    OwnedTensor<int64_t> counter({}, LETHE_RT_I64,
+                                 {static_cast<int64_t>(step)});
+    lethe_rt_tensor xv = x.view(), ov = out.view(), mv = mask.view(),
+                    sv = counter.view();
+    ASSERT_EQ(lethe_rt_dropout(context, &xv, ratio, seed, &sv, 1, &ov, &mv),
+              LETHE_RT_OK)
+        << lastError();
+    TypedTensor sharedOut({1003}, dtype), sharedMask({1003}, LETHE_RT_I1);
+    DropoutOperands operands{x.bytes.data(), sharedOut.bytes.data(),
+                             sharedMask.bytes.data(), 1003};
+    dispatchFloat(dtype, [&](auto tag) {
+      using T = decltype(tag);
+      for (int64_t block = (1003 + 3) / 4; block-- > 0;)
+        dropoutBlock<T>(operands, seed, step, ratio, dropoutScale<T>(ratio),
+                        block);
+    });
+    EXPECT_EQ(sharedOut.bytes, out.bytes);
+    EXPECT_EQ(sharedMask.bytes, mask.bytes);
+  }
+}
+
+/// Whether element i is kept, per the generator documented in
+/// common/DropoutMask.h.
 bool documentedKeep(uint64_t seed, uint64_t step, uint64_t i, double ratio) {
   uint64_t block = i / 4;
   std::array<uint32_t, 4> random =
