@@ -118,14 +118,6 @@ std::vector<T> randomValues(size_t count, uint64_t seed, double low = -1,
   return values;
 }
 
-/// The bytes of `values`, to compare storage types (f16, bf16) bit for bit.
-template <typename T>
-std::vector<uint8_t> bytesOf(const std::vector<T> &values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
-
 /// The relative tolerance of a dtype's kernels against a double reference.
 template <typename T> constexpr double tolerance() {
   return sizeof(T) == 4 ? 1e-5 : 1e-12;

@@ -17,6 +17,7 @@
 
 #include "CudaTestUtils.h"
 #include "ResizeCases.h"
+#include "StorageValues.h"
 #include "common/ResizeSampling.h"
 
 #include <cstring>
@@ -96,14 +97,6 @@ template <typename T> std::vector<T> stored(const std::vector<double> &values) {
   return result;
 }
 
-/// Storage type T's elements as doubles.
-template <typename T> std::vector<double> loaded(const std::vector<T> &values) {
-  std::vector<double> result(values.size());
-  for (size_t i = 0; i < values.size(); ++i)
-    result[i] = static_cast<double>(load<T>(values.data(), i));
-  return result;
-}
-
 /// Linear or cubic resizes and their gradients of float storage type T, for
 /// every case and option, against the CPU backend's passes, bit for bit.
 template <typename T>
@@ -116,10 +109,8 @@ void checkInterpolation(ResizeTest &test, lethe_rt_dtype dtype,
          resizeOptionsFor(mode, roi.data())) {
       std::string what = describeResize(c, options, dtype);
       uint64_t saved = test.nextOffset;
-      std::vector<T> xValues =
-          stored<T>(randomValues<double>(countOf(c.in), seed++, -4, 4));
-      std::vector<T> dyValues =
-          stored<T>(randomValues<double>(countOf(c.out), seed++, -4, 4));
+      std::vector<T> xValues = randomStorage<T>(countOf(c.in), seed++, -4, 4);
+      std::vector<T> dyValues = randomStorage<T>(countOf(c.out), seed++, -4, 4);
       lethe_rt_tensor x = test.place<T>(c.in, dtype, xValues);
       lethe_rt_tensor out = test.place<T>(c.out, dtype);
       lethe_rt_tensor dy = test.place<T>(c.out, dtype, dyValues);
@@ -128,20 +119,20 @@ void checkInterpolation(ResizeTest &test, lethe_rt_dtype dtype,
           lethe_rt_resize(test.context, &x, c.scales.data(), &options, &out),
           LETHE_RT_OK)
           << test.lastError();
-      EXPECT_EQ(bytesOf(test.read<T>(out)),
-                bytesOf(stored<T>(resizePasses(loaded(xValues), c.in, c.out,
-                                               c.scales.data(), options,
-                                               /*adjoint=*/false))))
-          << what;
+      expectSameBits(test.read<T>(out),
+                     stored<T>(resizePasses(doublesOf(xValues), c.in, c.out,
+                                            c.scales.data(), options,
+                                            /*adjoint=*/false)),
+                     what);
       ASSERT_EQ(lethe_rt_resize_grad(test.context, &dy, c.scales.data(),
                                      &options, &dx),
                 LETHE_RT_OK)
           << test.lastError();
-      EXPECT_EQ(bytesOf(test.read<T>(dx)),
-                bytesOf(stored<T>(resizePasses(loaded(dyValues), c.in, c.out,
-                                               c.scales.data(), options,
-                                               /*adjoint=*/true))))
-          << what << " (gradient)";
+      expectSameBits(test.read<T>(dx),
+                     stored<T>(resizePasses(doublesOf(dyValues), c.in, c.out,
+                                            c.scales.data(), options,
+                                            /*adjoint=*/true)),
+                     what + " (gradient)");
       test.nextOffset = saved;
     }
   }
@@ -277,7 +268,7 @@ TEST_F(ResizeTest, GradientIsTheAdjointAndRepeatsItsBits) {
   ASSERT_EQ(lethe_rt_resize_grad(context, &dy, scales.data(), &cubic, &dx),
             LETHE_RT_OK)
       << lastError();
-  EXPECT_EQ(bytesOf(read<double>(dx)), bytesOf(dxValues));
+  expectSameBits(read<double>(dx), dxValues, "resize_grad run 2");
 }
 
 TEST_F(ResizeTest, InvalidArgumentsNameTheKernel) {

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaTestUtils.h"
+#include "StorageValues.h"
 #include "common/ElementTypes.h"
 #include "common/Tensor.h"
 
@@ -319,14 +320,15 @@ void checkGatherGrad(ShapeTest &test, lethe_rt_dtype dtype,
         test.place<int64_t>({count}, LETHE_RT_I64, indexValues);
     lethe_rt_tensor dy = test.place<T>(dyShape, dtype, dyValues);
     lethe_rt_tensor dx = test.place<T>(dxShape, dtype);
-    std::vector<uint8_t> expected =
-        bytesOf(gatherGradReference<T>(dyValues, indexValues, dxShape, axis));
+    std::vector<T> expected =
+        gatherGradReference<T>(dyValues, indexValues, dxShape, axis);
     for (int run = 0; run < 2; ++run) {
       ASSERT_EQ(lethe_rt_gather_grad(test.context, &dy, &indices, axis, &dx),
                 LETHE_RT_OK)
           << test.lastError();
-      EXPECT_EQ(bytesOf(test.read<T>(dx)), expected)
-          << dtypeName(dtype) << " axis " << axis << " run " << run;
+      expectSameBits(test.read<T>(dx), expected,
+                     std::string(dtypeName(dtype)) + " axis " +
+                         std::to_string(axis) + " run " + std::to_string(run));
     }
     test.nextOffset = saved;
   }
