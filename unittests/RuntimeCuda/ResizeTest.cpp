@@ -29,13 +29,6 @@ namespace {
 
 using ResizeTest = CudaRuntimeTest;
 
-int64_t countOf(const std::vector<int64_t> &shape) {
-  int64_t count = 1;
-  for (int64_t dim : shape)
-    count *= dim;
-  return count;
-}
-
 /// The CPU backend's resize of `values` (x's shape `in`) into `out`'s shape
 /// in double: for each dim whose taps are not the identity, a pass in which
 /// each output row is 0 plus each tap's weight times the input row it reads,

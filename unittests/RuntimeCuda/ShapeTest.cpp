@@ -29,13 +29,6 @@ namespace {
 
 using ShapeTest = CudaRuntimeTest;
 
-int64_t countOf(const std::vector<int64_t> &shape) {
-  int64_t count = 1;
-  for (int64_t dim : shape)
-    count *= dim;
-  return count;
-}
-
 /// The multi-index of row-major element `linear` of `shape`.
 std::vector<int64_t> unravel(int64_t linear,
                              const std::vector<int64_t> &shape) {
