@@ -412,14 +412,8 @@ bool broadcastOperands(lethe_rt_context *context, const char *kernel,
                                                        operands + Operands),
                   out, strides)))
     return false;
-  if (!makeBroadcastMap(shapeOf(out), strides, map)) {
-    fail(context, kernel,
-         "out (%s) has more than %d dims that do not merge (a limit of the "
-         "cuda backend)",
-         shapeString(out).c_str(), maxBroadcastRank);
-    return false;
-  }
-  return true;
+  return makeBroadcastMap(shapeOf(out), strides, map) ||
+         failRankLimit(context, kernel, "out", out, "dims that do not merge");
 }
 
 /// Copies `bytes` bytes within the arena on the compute stream (memmove for
