@@ -9,6 +9,7 @@
 #include "common/Tensor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <tuple>
 
@@ -645,5 +646,208 @@ std::string lethe::rt::dinputError(const lethe_rt_tensor &dinput,
   if (overlaps(dinput, dloss) || overlaps(dinput, target) ||
       (weight && overlaps(dinput, *weight)))
     return "dinput overlaps dloss, target or weight";
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement and resize
+//===----------------------------------------------------------------------===//
+
+std::string lethe::rt::overlapError(const char *whatA, const lethe_rt_tensor &a,
+                                    const char *whatB,
+                                    const lethe_rt_tensor &b) {
+  if (overlaps(a, b))
+    return formatMessage("%s overlaps %s", whatA, whatB);
+  return "";
+}
+
+std::string lethe::rt::expandError(const lethe_rt_tensor &x,
+                                   const lethe_rt_tensor &out,
+                                   std::vector<int64_t> &strides) {
+  if (!broadcastStrides(x, out, strides))
+    return formatMessage("x (%s) does not broadcast to out (%s)",
+                         shapeString(x).c_str(), shapeString(out).c_str());
+  return "";
+}
+
+std::string lethe::rt::transposeError(const lethe_rt_tensor &x,
+                                      const int64_t *perm,
+                                      const lethe_rt_tensor &out,
+                                      std::vector<int64_t> &strides) {
+  if (x.rank > 0 && !perm)
+    return "perm is missing";
+  std::vector<int64_t> inputStrides = stridesOf(x);
+  strides.assign(x.rank, 0);
+  std::vector<bool> seen(x.rank, false);
+  for (int32_t dim = 0; dim < x.rank; ++dim) {
+    int64_t source = perm[dim];
+    if (source < 0 || source >= x.rank || seen[source])
+      return formatMessage("perm is not a permutation of %d dims", x.rank);
+    seen[source] = true;
+    if (out.shape[dim] != x.shape[source])
+      return formatMessage("out (%s) is not x (%s) with its dims permuted",
+                           shapeString(out).c_str(), shapeString(x).c_str());
+    strides[dim] = inputStrides[source];
+  }
+  return "";
+}
+
+namespace {
+
+/// The message when `a` and `b` differ in rank, dtype or a dim other than
+/// `axis` ("" when they do not).
+std::string sameExceptAxisError(const lethe_rt_tensor &a,
+                                const lethe_rt_tensor &b, int64_t axis) {
+  bool same = a.rank == b.rank && a.dtype == b.dtype;
+  for (int32_t dim = 0; same && dim < a.rank; ++dim)
+    same = dim == axis || a.shape[dim] == b.shape[dim];
+  if (same)
+    return "";
+  return formatMessage("tensors %s (%s) and %s (%s) differ outside axis %lld",
+                       shapeString(a).c_str(), dtypeName(a.dtype),
+                       shapeString(b).c_str(), dtypeName(b.dtype),
+                       static_cast<long long>(axis));
+}
+
+/// The message when `axis` is not a dim of a tensor of `rank`.
+std::string axisError(int64_t axis, int32_t rank) {
+  if (axis >= 0 && axis < rank)
+    return "";
+  return formatMessage("axis %lld is out of range for rank %d",
+                       static_cast<long long>(axis), rank);
+}
+
+} // namespace
+
+std::string lethe::rt::partsError(const TensorCheck &tensorCheck,
+                                  const lethe_rt_tensor *whole,
+                                  const lethe_rt_tensor *const *parts,
+                                  int64_t count, int64_t axis,
+                                  const char *what) {
+  std::string error = tensorCheck(what, whole);
+  if (!error.empty())
+    return error;
+  if (count < 1 || !parts)
+    return formatMessage("needs at least one of the %s", what);
+  error = axisError(axis, whole->rank);
+  if (!error.empty())
+    return error;
+  int64_t total = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    error = tensorCheck(what, parts[i]);
+    if (error.empty())
+      error = sameExceptAxisError(*parts[i], *whole, axis);
+    if (!error.empty())
+      return error;
+    total += parts[i]->shape[axis];
+  }
+  if (total != whole->shape[axis])
+    return formatMessage("the %s add up to %lld along axis %lld, not %lld",
+                         what, static_cast<long long>(total),
+                         static_cast<long long>(axis),
+                         static_cast<long long>(whole->shape[axis]));
+  return "";
+}
+
+std::string lethe::rt::sliceGeometryError(const char *wholeName,
+                                          const lethe_rt_tensor &whole,
+                                          const lethe_rt_tensor &part,
+                                          const int64_t *starts,
+                                          const int64_t *steps, int64_t &base,
+                                          std::vector<int64_t> &strides) {
+  if (whole.rank > 0 && (!starts || !steps))
+    return "starts or steps is missing";
+  std::vector<int64_t> wholeStrides = stridesOf(whole);
+  strides.assign(whole.rank, 0);
+  base = 0;
+  for (int32_t dim = 0; dim < whole.rank; ++dim) {
+    int64_t count = part.shape[dim];
+    if (steps[dim] == 0)
+      return formatMessage("steps[%d] is 0", dim);
+    if (count > 0) {
+      int64_t last = starts[dim] + (count - 1) * steps[dim];
+      if (starts[dim] < 0 || starts[dim] >= whole.shape[dim] || last < 0 ||
+          last >= whole.shape[dim])
+        return formatMessage(
+            "dim %d: %lld elements from %lld in steps of %lld leave %s's %lld",
+            dim, static_cast<long long>(count),
+            static_cast<long long>(starts[dim]),
+            static_cast<long long>(steps[dim]), wholeName,
+            static_cast<long long>(whole.shape[dim]));
+    }
+    base += starts[dim] * wholeStrides[dim];
+    strides[dim] = steps[dim] * wholeStrides[dim];
+  }
+  return "";
+}
+
+std::string lethe::rt::gatherError(const char *dataName, const char *outName,
+                                   const lethe_rt_tensor &data,
+                                   const lethe_rt_tensor &indices, int64_t axis,
+                                   const lethe_rt_tensor &out) {
+  if (indices.dtype != LETHE_RT_I32 && indices.dtype != LETHE_RT_I64)
+    return formatMessage("indices must be i32 or i64, got %s",
+                         dtypeName(indices.dtype));
+  std::string error = axisError(axis, data.rank);
+  if (!error.empty())
+    return error;
+  // out is data.shape[:axis] + indices.shape + data.shape[axis+1:].
+  std::vector<int64_t> expected(data.shape, data.shape + axis);
+  expected.insert(expected.end(), indices.shape, indices.shape + indices.rank);
+  expected.insert(expected.end(), data.shape + axis + 1,
+                  data.shape + data.rank);
+  if (shapeOf(out) != expected)
+    return formatMessage(
+        "%s (%s) must be %s for %s (%s), indices (%s)", outName,
+        shapeString(out).c_str(), shapeText(expected).c_str(), dataName,
+        shapeString(data).c_str(), shapeString(indices).c_str());
+  return "";
+}
+
+std::string lethe::rt::gatherIndexError(int64_t index, int64_t element,
+                                        int64_t dim) {
+  return formatMessage(
+      "index %lld (element %lld) is out of range for a dimension of %lld",
+      static_cast<long long>(index), static_cast<long long>(element),
+      static_cast<long long>(dim));
+}
+
+std::string
+lethe::rt::resizeOptionsError(const lethe_rt_tensor &x,
+                              const lethe_rt_tensor &out, const double *scales,
+                              const lethe_rt_resize_options *options) {
+  if (!options)
+    return "options is missing";
+  if (x.rank > 0 && !scales)
+    return "scales is missing";
+  if (options->mode != LETHE_RT_RESIZE_NEAREST &&
+      options->mode != LETHE_RT_RESIZE_LINEAR &&
+      options->mode != LETHE_RT_RESIZE_CUBIC)
+    return formatMessage("unknown mode %d", static_cast<int>(options->mode));
+  if (options->coordinates < LETHE_RT_HALF_PIXEL ||
+      options->coordinates > LETHE_RT_TF_CROP_AND_RESIZE)
+    return formatMessage("unknown coordinate mode %d",
+                         static_cast<int>(options->coordinates));
+  if (options->nearest < LETHE_RT_ROUND_PREFER_FLOOR ||
+      options->nearest > LETHE_RT_CEIL)
+    return formatMessage("unknown nearest mode %d",
+                         static_cast<int>(options->nearest));
+  if (options->coordinates == LETHE_RT_TF_CROP_AND_RESIZE && !options->roi)
+    return "tf_crop_and_resize needs a region of interest (roi)";
+  for (int32_t dim = 0; dim < x.rank; ++dim) {
+    if (!(scales[dim] > 0) || !std::isfinite(scales[dim]))
+      return formatMessage("scale %g of dim %d is not positive", scales[dim],
+                           dim);
+    if (x.shape[dim] == 0 && out.shape[dim] != 0)
+      return formatMessage("dim %d of x is empty", dim);
+  }
+  return "";
+}
+
+std::string lethe::rt::resizeDtypeError(const lethe_rt_resize_options &options,
+                                        const lethe_rt_tensor &x) {
+  if (options.mode != LETHE_RT_RESIZE_NEAREST && !isFloat(x.dtype))
+    return formatMessage("linear and cubic resize need a float dtype, x is %s",
+                         dtypeName(x.dtype));
   return "";
 }

@@ -491,6 +491,152 @@ std::string arenaRangeError(uint64_t offset, uint64_t bytes,
 std::string hostRangeError(uint64_t offset, uint64_t bytes,
                            uint64_t hostPoolBytes);
 
+//===----------------------------------------------------------------------===//
+// Data movement and resize: the shapes and arguments of valid tensors
+//===----------------------------------------------------------------------===//
+
+/// `a` and `b` (named `whatA` and `whatB`) lie apart in memory.
+std::string overlapError(const char *whatA, const lethe_rt_tensor &a,
+                         const char *whatB, const lethe_rt_tensor &b);
+
+/// For lethe_rt_expand: x broadcasts to out's shape; then `strides` are x's
+/// strides over out (0 where it broadcasts).
+std::string expandError(const lethe_rt_tensor &x, const lethe_rt_tensor &out,
+                        std::vector<int64_t> &strides);
+
+/// For lethe_rt_transpose, out having x's rank: perm is given (unless x is a
+/// scalar) and permutes x's dims into out's shape; then `strides` are x's
+/// strides over out.
+std::string transposeError(const lethe_rt_tensor &x, const int64_t *perm,
+                           const lethe_rt_tensor &out,
+                           std::vector<int64_t> &strides);
+
+/// For lethe_rt_concat (`what` "inputs") and lethe_rt_split ("outputs"): the
+/// whole passes `tensorCheck`, there is at least one part, axis is a dim of
+/// the whole, every part passes `tensorCheck` and has the whole's dtype and
+/// dims but along axis, and the parts add up to the whole along it. Every
+/// message names the parts `what`, the whole included.
+std::string partsError(const TensorCheck &tensorCheck,
+                       const lethe_rt_tensor *whole,
+                       const lethe_rt_tensor *const *parts, int64_t count,
+                       int64_t axis, const char *what);
+
+/// For lethe_rt_slice (whole x, part out) and lethe_rt_slice_grad (whole dx,
+/// part dy), part having whole's rank: starts and steps are given (unless
+/// whole is a scalar), no step is 0, and the part's elements from starts in
+/// steps lie within whole (named `wholeName`); then `base` is whole's offset
+/// of the part's first element and `strides` whole's strides over the part.
+std::string sliceGeometryError(const char *wholeName,
+                               const lethe_rt_tensor &whole,
+                               const lethe_rt_tensor &part,
+                               const int64_t *starts, const int64_t *steps,
+                               int64_t &base, std::vector<int64_t> &strides);
+
+/// For lethe_rt_gather (data and out, named `dataName` and `outName`) and
+/// lethe_rt_gather_grad (dx and dy): indices are i32 or i64, axis is a dim of
+/// data, and out is data.shape[:axis] + indices.shape +
+/// data.shape[axis+1:].
+std::string gatherError(const char *dataName, const char *outName,
+                        const lethe_rt_tensor &data,
+                        const lethe_rt_tensor &indices, int64_t axis,
+                        const lethe_rt_tensor &out);
+/// The message for element `element` of the indices, `index`, outside
+/// [-dim, dim).
+std::string gatherIndexError(int64_t index, int64_t element, int64_t dim);
+
+/// For lethe_rt_resize (x into out) and lethe_rt_resize_grad (dx, dy), out
+/// having x's rank: options and (unless x is a scalar) scales are given, the
+/// modes are known, tf_crop_and_resize has a roi, every scale is positive
+/// and finite, and no dim of x is empty unless out's is.
+std::string resizeOptionsError(const lethe_rt_tensor &x,
+                               const lethe_rt_tensor &out, const double *scales,
+                               const lethe_rt_resize_options *options);
+/// For lethe_rt_resize: linear and cubic resize a float x.
+std::string resizeDtypeError(const lethe_rt_resize_options &options,
+                             const lethe_rt_tensor &x);
+
+/// The checks the data-movement and resize ops start with, recorded as the
+/// other checks are (each returns false when one fails). `input` (named
+/// `inputName`, of a float dtype when `floatInput`) is valid and `output`
+/// is valid with its dtype and rank.
+inline bool checkRankKept(lethe_rt_context *context, const char *kernel,
+                          bool floatInput, const char *inputName,
+                          const lethe_rt_tensor *input, const char *outputName,
+                          const lethe_rt_tensor *output) {
+  return (floatInput ? checkFloatTensor(context, kernel, inputName, input)
+                     : checkTensor(context, kernel, inputName, input)) &&
+         checkDtype(context, kernel, outputName, output, input->dtype) &&
+         checkRank(context, kernel, outputName, *output, input->rank);
+}
+/// lethe_rt_expand's x and out, and expandError.
+inline bool checkExpand(lethe_rt_context *context, const char *kernel,
+                        const lethe_rt_tensor *x, const lethe_rt_tensor *out,
+                        std::vector<int64_t> &strides) {
+  return checkTensor(context, kernel, "x", x) &&
+         checkDtype(context, kernel, "out", out, x->dtype) &&
+         report(context, kernel, expandError(*x, *out, strides));
+}
+/// lethe_rt_transpose's x and out, and transposeError.
+inline bool checkTranspose(lethe_rt_context *context, const char *kernel,
+                           const lethe_rt_tensor *x, const int64_t *perm,
+                           const lethe_rt_tensor *out,
+                           std::vector<int64_t> &strides) {
+  return checkRankKept(context, kernel, false, "x", x, "out", out) &&
+         report(context, kernel, transposeError(*x, perm, *out, strides));
+}
+/// lethe_rt_slice's x and out or (`gradient`) lethe_rt_slice_grad's dy and
+/// dx, and sliceGeometryError.
+inline bool checkSlice(lethe_rt_context *context, const char *kernel,
+                       bool gradient, const lethe_rt_tensor *input,
+                       const int64_t *starts, const int64_t *steps,
+                       const lethe_rt_tensor *output, int64_t &base,
+                       std::vector<int64_t> &strides) {
+  if (!checkRankKept(context, kernel, false, gradient ? "dy" : "x", input,
+                     gradient ? "dx" : "out", output))
+    return false;
+  const lethe_rt_tensor &whole = gradient ? *output : *input;
+  const lethe_rt_tensor &part = gradient ? *input : *output;
+  return report(context, kernel,
+                sliceGeometryError(gradient ? "dx" : "x", whole, part, starts,
+                                   steps, base, strides));
+}
+/// lethe_rt_gather's data, indices and out or (`gradient`)
+/// lethe_rt_gather_grad's dy (of a float dtype), indices and dx, and
+/// gatherError (not the indices' values).
+inline bool checkGather(lethe_rt_context *context, const char *kernel,
+                        bool gradient, const lethe_rt_tensor *input,
+                        const lethe_rt_tensor *indices, int64_t axis,
+                        const lethe_rt_tensor *output) {
+  const char *inputName = gradient ? "dy" : "data";
+  const char *outputName = gradient ? "dx" : "out";
+  if (!(gradient ? checkFloatTensor(context, kernel, inputName, input)
+                 : checkTensor(context, kernel, inputName, input)) ||
+      !checkTensor(context, kernel, "indices", indices) ||
+      !checkDtype(context, kernel, outputName, output, input->dtype))
+    return false;
+  return report(
+      context, kernel,
+      gradient ? gatherError("dx", "dy", *output, *indices, axis, *input)
+               : gatherError("data", "out", *input, *indices, axis, *output));
+}
+/// lethe_rt_resize's x and out or (`gradient`) lethe_rt_resize_grad's dy
+/// (of a float dtype) and dx, resizeOptionsError and (for the resize)
+/// resizeDtypeError.
+inline bool checkResize(lethe_rt_context *context, const char *kernel,
+                        bool gradient, const lethe_rt_tensor *input,
+                        const double *scales,
+                        const lethe_rt_resize_options *options,
+                        const lethe_rt_tensor *output) {
+  if (gradient)
+    return checkRankKept(context, kernel, true, "dy", input, "dx", output) &&
+           report(context, kernel,
+                  resizeOptionsError(*output, *input, scales, options));
+  return checkRankKept(context, kernel, false, "x", input, "out", output) &&
+         report(context, kernel,
+                resizeOptionsError(*input, *output, scales, options)) &&
+         report(context, kernel, resizeDtypeError(*options, *input));
+}
+
 } // namespace lethe::rt
 
 #endif // LETHE_RUNTIME_COMMON_CHECKS_H

@@ -29,13 +29,9 @@ extern "C" lethe_rt_status lethe_rt_expand(lethe_rt_context *context,
                                            const lethe_rt_tensor *x,
                                            const lethe_rt_tensor *out) {
   const char *kernel = "lethe_rt_expand";
-  if (!checkTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, "out", out, x->dtype))
-    return LETHE_RT_ERROR;
   std::vector<int64_t> strides;
-  if (!broadcastStrides(*x, *out, strides))
-    return fail(context, kernel, "x (%s) does not broadcast to out (%s)",
-                shapeString(*x).c_str(), shapeString(*out).c_str());
+  if (!checkExpand(context, kernel, x, out, strides))
+    return LETHE_RT_ERROR;
   size_t elementSize = lethe_rt_dtype_size(x->dtype);
   const char *source = static_cast<const char *>(x->data);
   char *destination = static_cast<char *>(out->data);

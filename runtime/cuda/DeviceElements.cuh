@@ -1,16 +1,17 @@
-//===- DeviceElements.cuh - Broadcasts and launches on the GPU -*- C++ -*-===//
+//===- DeviceElements.cuh - Math and launches on the GPU -------*- C++ -*-===//
 //
 // Part of the Lethe project.
 //
 //===----------------------------------------------------------------------===//
 //
-// What the CUDA backend's kernels share: broadcast indexing, the math
-// functions of each compute type, and grid-stride and per-row launches on the
-// context's compute stream, on top of the storage
-// types, loads, stores and dispatch both backends share
-// (runtime/common/ElementTypes.h; its f16/bf16 conversions are written out
-// rather than taken from cuda_fp16.h so that they give the same bits on
-// either backend, including the canonical NaNs).
+// What the CUDA backend's kernels share: the math functions of each compute
+// type, and grid-stride and per-row launches on the context's compute
+// stream, on top of what both backends share: the storage types, loads,
+// stores and dispatch (runtime/common/ElementTypes.h; its f16/bf16
+// conversions are written out rather than taken from cuda_fp16.h so that
+// they give the same bits on either backend, including the canonical NaNs)
+// and the index maps of broadcasts and data movement
+// (runtime/common/IndexMaps.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,73 +20,13 @@
 
 #include "CudaRuntime.h"
 #include "common/ElementTypes.h"
+#include "common/IndexMaps.h"
 
 #include <cstdint>
 #include <type_traits>
 #include <utility>
 
 namespace lethe::rt {
-
-//===----------------------------------------------------------------------===//
-// Broadcast indexing
-//===----------------------------------------------------------------------===//
-
-/// The most dims a broadcast iteration may have once the dims every operand
-/// walks contiguously are merged (ONNX models stay far below).
-constexpr int maxBroadcastRank = 12;
-
-/// Where each of `Operands` inputs is read at each element of a contiguous
-/// output: the output's (merged) shape and each input's strides over it, 0
-/// where the input broadcasts. Passed to kernels by value.
-template <int Operands> struct BroadcastMap {
-  int32_t rank = 0;
-  int64_t shape[maxBroadcastRank] = {};
-  int64_t strides[Operands][maxBroadcastRank] = {};
-
-  /// The element offset of each input at output element `linear`.
-  __device__ void offsetsAt(int64_t linear,
-                            int64_t (&offsets)[Operands]) const {
-    for (int k = 0; k < Operands; ++k)
-      offsets[k] = 0;
-    for (int32_t dim = rank; dim-- > 0;) {
-      int64_t index = linear % shape[dim];
-      linear /= shape[dim];
-      for (int k = 0; k < Operands; ++k)
-        offsets[k] += index * strides[k][dim];
-    }
-  }
-};
-
-/// Builds the map for an output of `shape` read through per-operand
-/// `strides` (one vector per operand, of shape.size() entries): drops size-1
-/// dims and merges adjacent dims that every operand walks contiguously.
-/// False when more than maxBroadcastRank dims remain.
-template <int Operands>
-bool makeBroadcastMap(const std::vector<int64_t> &shape,
-                      const std::vector<std::vector<int64_t>> &strides,
-                      BroadcastMap<Operands> &map) {
-  map.rank = 0;
-  for (size_t dim = 0; dim < shape.size(); ++dim) {
-    if (shape[dim] == 1)
-      continue;
-    bool contiguous = map.rank > 0;
-    for (int k = 0; contiguous && k < Operands; ++k)
-      contiguous = map.strides[k][map.rank - 1] == strides[k][dim] * shape[dim];
-    if (contiguous) {
-      map.shape[map.rank - 1] *= shape[dim];
-      for (int k = 0; k < Operands; ++k)
-        map.strides[k][map.rank - 1] = strides[k][dim];
-      continue;
-    }
-    if (map.rank == maxBroadcastRank)
-      return false;
-    map.shape[map.rank] = shape[dim];
-    for (int k = 0; k < Operands; ++k)
-      map.strides[k][map.rank] = strides[k][dim];
-    ++map.rank;
-  }
-  return true;
-}
 
 //===----------------------------------------------------------------------===//
 // Math in the compute type (float or double; CUDA's C functions are named by
@@ -226,6 +167,56 @@ lethe_rt_status launchForFloat(lethe_rt_dtype dtype, Launch &&launch) {
   bool launched = false;
   dispatchFloat(dtype, [&](auto tag) { launched = launch(tag); });
   return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
+}
+
+/// Records that `what` (`tensor`) has more than maxBroadcastRank `dims`
+/// (e.g. "dims that do not merge"), a limit of the cuda backend's index maps,
+/// and returns false.
+inline bool failRankLimit(lethe_rt_context *context, const char *call,
+                          const char *what, const lethe_rt_tensor &tensor,
+                          const char *dims) {
+  fail(context, call,
+       "%s (%s) has more than %d %s (a limit of the cuda backend)", what,
+       shapeString(tensor).c_str(), maxBroadcastRank, dims);
+  return false;
+}
+
+/// Calls `launch(word)`, which launches a kernel that moves elements as
+/// unsigned words of their size (uint8_t to uint64_t, a tag) and says
+/// whether it did, for elements of `elementSize` bytes (a dtype's size).
+template <typename Launch>
+bool launchForWord(size_t elementSize, Launch &&launch) {
+  switch (elementSize) {
+  case 1:
+    return launch(uint8_t{});
+  case 2:
+    return launch(uint16_t{});
+  case 4:
+    return launch(uint32_t{});
+  default:
+    return launch(uint64_t{});
+  }
+}
+
+/// Reads element `element` of an i32 or i64 (`wide`) tensor in device memory
+/// into `value`, waiting for the copy: for the message of a check whose
+/// error depends on data (after findFirstFlagged, with the compute stream
+/// idle).
+inline bool readIndexElement(lethe_rt_context *context, const char *call,
+                             const void *data, bool wide, int64_t element,
+                             int64_t &value) {
+  size_t size = wide ? sizeof(int64_t) : sizeof(int32_t);
+  int64_t wideValue = 0;
+  int32_t narrowValue = 0;
+  void *host = wide ? static_cast<void *>(&wideValue)
+                    : static_cast<void *>(&narrowValue);
+  if (!checkCuda(context, call, "cudaMemcpy",
+                 cudaMemcpy(host,
+                            static_cast<const uint8_t *>(data) + element * size,
+                            size, cudaMemcpyDeviceToHost)))
+    return false;
+  value = wide ? wideValue : narrowValue;
+  return true;
 }
 
 } // namespace lethe::rt

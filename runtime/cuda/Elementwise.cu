@@ -412,14 +412,8 @@ bool broadcastOperands(lethe_rt_context *context, const char *kernel,
                                                        operands + Operands),
                   out, strides)))
     return false;
-  if (!makeBroadcastMap(shapeOf(out), strides, map)) {
-    fail(context, kernel,
-         "out (%s) has more than %d dims that do not merge (a limit of the "
-         "cuda backend)",
-         shapeString(out).c_str(), maxBroadcastRank);
-    return false;
-  }
-  return true;
+  return makeBroadcastMap(shapeOf(out), strides, map) ||
+         failRankLimit(context, kernel, "out", out, "dims that do not merge");
 }
 
 /// Copies `bytes` bytes within the arena on the compute stream (memmove for
@@ -624,22 +618,9 @@ extern "C" lethe_rt_status lethe_rt_where(lethe_rt_context *context,
                              static_cast<const Word *>(rhs->data),
                              static_cast<Word *>(out->data), count, map);
   };
-  bool launched = false;
-  switch (lethe_rt_dtype_size(lhs->dtype)) {
-  case 1:
-    launched = launch(uint8_t{});
-    break;
-  case 2:
-    launched = launch(uint16_t{});
-    break;
-  case 4:
-    launched = launch(uint32_t{});
-    break;
-  default:
-    launched = launch(uint64_t{});
-    break;
-  }
-  return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
+  return launchForWord(lethe_rt_dtype_size(lhs->dtype), launch)
+             ? LETHE_RT_OK
+             : LETHE_RT_ERROR;
 }
 
 extern "C" lethe_rt_status lethe_rt_cast(lethe_rt_context *context,

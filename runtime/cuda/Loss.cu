@@ -263,18 +263,9 @@ bool checkClassArguments(lethe_rt_context *context, const char *kernel,
     return true;
   // The compute stream is idle: the label can be read directly.
   int64_t value = 0;
-  size_t size = arguments.labels64 ? sizeof(int64_t) : sizeof(int32_t);
-  int32_t narrow = 0;
-  void *host = arguments.labels64 ? static_cast<void *>(&value)
-                                  : static_cast<void *>(&narrow);
-  if (!checkCuda(context, kernel, "cudaMemcpy",
-                 cudaMemcpy(host,
-                            static_cast<const uint8_t *>(labels->data) +
-                                invalid * size,
-                            size, cudaMemcpyDeviceToHost)))
+  if (!readIndexElement(context, kernel, labels->data, arguments.labels64,
+                        invalid, value))
     return false;
-  if (!arguments.labels64)
-    value = narrow;
   report(context, kernel,
          labelRangeError(labelsName, invalid, value, arguments.classes));
   return false;

@@ -167,11 +167,10 @@ extern "C" lethe_rt_status lethe_rt_matmul(lethe_rt_context *context,
   BroadcastMap<3> batches;
   if (!makeBroadcastMap(
           shapes.batchShape,
-          {shapes.lhsStrides, shapes.rhsStrides, shapes.outStrides}, batches))
-    return fail(context, kernel,
-                "out (%s) has more than %d batch dims that do not merge (a "
-                "limit of the cuda backend)",
-                shapeString(*out).c_str(), maxBroadcastRank);
+          {shapes.lhsStrides, shapes.rhsStrides, shapes.outStrides}, batches)) {
+    failRankLimit(context, kernel, "out", *out, "batch dims that do not merge");
+    return LETHE_RT_ERROR;
+  }
   int64_t inner = 1, innerStrides[3] = {0, 0, 0};
   if (batches.rank > 0) {
     --batches.rank;

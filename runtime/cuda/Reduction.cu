@@ -200,13 +200,8 @@ bool groupLayout(lethe_rt_context *context, const char *kernel,
     memberStrides[0].push_back(xStrides[dim]);
   }
   if (!makeBroadcastMap(groupShape, groupStrides, layout.groups) ||
-      !makeBroadcastMap(memberShape, memberStrides, layout.members)) {
-    fail(context, kernel,
-         "x (%s) has more than %d dims that do not merge (a limit of the cuda "
-         "backend)",
-         shapeString(x).c_str(), maxBroadcastRank);
-    return false;
-  }
+      !makeBroadcastMap(memberShape, memberStrides, layout.members))
+    return failRankLimit(context, kernel, "x", x, "dims that do not merge");
   layout.groupCount = numElements(out);
   layout.memberCount = 1;
   for (int32_t dim = 0; dim < rank; ++dim)

@@ -39,6 +39,14 @@ inline std::string missingDevice() {
   return count == 0 ? "no CUDA device" : "";
 }
 
+/// The number of elements of a tensor of `shape`.
+inline int64_t countOf(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    count *= dim;
+  return count;
+}
+
 /// The bytes of an arena and a host pool big enough for every test.
 constexpr uint64_t testArenaBytes = 1 << 22, testHostPoolBytes = 1 << 16;
 
@@ -67,9 +75,7 @@ public:
   template <typename T>
   lethe_rt_tensor place(std::vector<int64_t> shape, lethe_rt_dtype dtype,
                         const std::vector<T> &values = {}) {
-    int64_t count = 1;
-    for (int64_t dim : shape)
-      count *= dim;
+    int64_t count = countOf(shape);
     uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
     EXPECT_LE(nextOffset + bytes, testArenaBytes) << "the test arena is full";
     shapes.push_back(std::move(shape));
