@@ -1,6 +1,7 @@
 # -*- Python -*-
 # lit configuration of Lethe's regression tests.
 
+import ctypes
 import os
 
 import lit.formats
@@ -25,3 +26,24 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.lethe_tools_dir, config.llvm_tools_dir]
 tools = ["lethe-mem", "lethe-opt", "lethe-run", "lethe-translate", "lethec"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+
+def count_cuda_devices():
+    """The GPUs the CUDA driver sees (0 without a driver or a device): what a
+    CUDA executable would find when the tests run."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0
+    count = ctypes.c_int(0)
+    if cuda.cuInit(0) != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return 0
+    return count.value
+
+
+# cuda-backend: lethec links --target cuda executables (LETHE_ENABLE_CUDA);
+# cuda-device: there is also a GPU to run them on.
+if config.lethe_enable_cuda:
+    config.available_features.add("cuda-backend")
+    if count_cuda_devices() > 0:
+        config.available_features.add("cuda-device")

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -209,6 +210,126 @@ LETHE_HOST_DEVICE inline void store(void *data, int64_t index, V value) {
     slot.value = value != 0;
   else
     slot = static_cast<T>(value);
+}
+
+//===----------------------------------------------------------------------===//
+// Casts (ONNX Cast): one element from one storage type to another, the same
+// bits on the host and on the device
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+
+LETHE_HOST_DEVICE inline bool isFinite(double value) {
+#ifdef __CUDA_ARCH__
+  return isfinite(value);
+#else
+  return std::isfinite(value);
+#endif
+}
+
+/// `value` with its lowest mantissa bit set when `inexact` (round to odd),
+/// so that a second rounding to f16 or bf16 (at least two bits shorter)
+/// rounds as if from the exact value.
+LETHE_HOST_DEVICE inline float stickyBit(float truncated, bool inexact) {
+  return inexact ? floatFromBits(bitsOfFloat(truncated) | 1) : truncated;
+}
+
+/// `value` rounded to float toward zero, then to odd.
+LETHE_HOST_DEVICE inline float roundDoubleToOdd(double value) {
+  float rounded = static_cast<float>(value);
+  if (!isFinite(value) || static_cast<double>(rounded) == value)
+    return rounded;
+  bool negative = value < 0;
+  double wide = static_cast<double>(rounded);
+  if (!isFinite(rounded)) { // finite beyond the float range: truncate to max
+    float largest = std::numeric_limits<float>::max();
+    rounded = negative ? -largest : largest;
+  } else if (negative ? wide < value : wide > value) {
+    // Rounded away from zero: one step back, to the next float toward zero
+    // (the bits of a nonzero float, less one).
+    rounded = floatFromBits(bitsOfFloat(rounded) - 1);
+  }
+  return stickyBit(rounded, true);
+}
+
+/// The number of significant bits of `magnitude` (> 0).
+LETHE_HOST_DEVICE inline int bitWidth(uint64_t magnitude) {
+#ifdef __CUDA_ARCH__
+  return 64 - __clzll(static_cast<long long>(magnitude));
+#else
+  return 64 - __builtin_clzll(magnitude);
+#endif
+}
+
+/// Integer `value` rounded to float to odd (exact below 2^24).
+template <typename I>
+LETHE_HOST_DEVICE inline float roundIntegerToOdd(I value) {
+  bool negative = false;
+  if constexpr (std::is_signed_v<I>)
+    negative = value < 0;
+  uint64_t magnitude = negative ? uint64_t(0) - static_cast<uint64_t>(value)
+                                : static_cast<uint64_t>(value);
+  if (magnitude < (uint64_t(1) << 24))
+    return static_cast<float>(value);
+  int shift = bitWidth(magnitude) - 24;
+  uint64_t top = magnitude >> shift;
+  bool inexact = (magnitude & ((uint64_t(1) << shift) - 1)) != 0;
+  float result =
+      stickyBit(scaleByPowerOfTwo(static_cast<float>(top), shift), inexact);
+  return negative ? -result : result;
+}
+
+} // namespace detail
+
+/// Float `value` truncated toward zero into integer type I, saturating at
+/// I's range; NaN gives 0.
+template <typename I>
+LETHE_HOST_DEVICE inline I truncateToInteger(double value) {
+  if (value != value) // NaN
+    return 0;
+  // One past the maximum is 2^digits, and the minimum is its negation (signed)
+  // or 0: exact in double.
+  constexpr int digits = std::numeric_limits<I>::digits;
+  double high = static_cast<double>(uint64_t(1) << (digits - 1)) * 2;
+  double low = std::is_signed_v<I> ? -high : 0.0;
+#ifdef __CUDA_ARCH__
+  double truncated = trunc(value);
+#else
+  double truncated = std::trunc(value);
+#endif
+  if (truncated <= low)
+    return std::numeric_limits<I>::min();
+  if (truncated >= high)
+    return std::numeric_limits<I>::max();
+  return static_cast<I>(truncated);
+}
+
+/// out[i] = in[i] converted from storage type From to To: floats to integers
+/// truncate and saturate (NaN to 0), anything to i1 is `!= 0`, and f64 or a
+/// wide integer to f16 or bf16 rounds once, as if from the exact value.
+template <typename From, typename To>
+LETHE_HOST_DEVICE inline void castElement(const void *in, void *out,
+                                          int64_t i) {
+  auto value = load<From>(in, i);
+  if constexpr (std::is_same_v<To, Bool>) {
+    store<To>(out, i, value != 0);
+  } else if constexpr (!isFloatStorage<To>()) {
+    if constexpr (isFloatStorage<From>())
+      store<To>(out, i, truncateToInteger<To>(value));
+    else
+      store<To>(out, i, static_cast<To>(value));
+  } else if constexpr ((std::is_same_v<To, Half> ||
+                        std::is_same_v<To, BFloat16>) &&
+                       (std::is_same_v<From, double> ||
+                        (std::is_integral_v<From> && sizeof(From) >= 4))) {
+    // Two roundings (to float, then to 16 bits) must not differ from one.
+    if constexpr (std::is_same_v<From, double>)
+      store<To>(out, i, detail::roundDoubleToOdd(value));
+    else
+      store<To>(out, i, detail::roundIntegerToOdd(value));
+  } else {
+    store<To>(out, i, static_cast<ComputeType<To>>(value));
+  }
 }
 
 //===----------------------------------------------------------------------===//

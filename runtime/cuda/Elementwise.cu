@@ -186,23 +186,6 @@ template <typename I, lethe_rt_binary_kind Kind> struct IntegerOp {
   }
 };
 
-/// Float `value` truncated toward zero into integer type I, saturating at
-/// I's range; NaN gives 0.
-template <typename I> __device__ I truncateToInteger(double value) {
-  if (isnan(value))
-    return 0;
-  // One past the maximum is 2^digits, and the minimum is its negation (signed)
-  // or 0: exact in double.
-  double high = ldexp(1.0, std::numeric_limits<I>::digits);
-  double low = std::is_signed_v<I> ? -high : 0.0;
-  double truncated = trunc(value);
-  if (truncated <= low)
-    return std::numeric_limits<I>::min();
-  if (truncated >= high)
-    return std::numeric_limits<I>::max();
-  return static_cast<I>(truncated);
-}
-
 /// Pow with integer base type I and exponent storage type E: wrapping like
 /// repeated multiplication for an integer exponent (a negative one gives the
 /// power truncated toward zero: 0 unless the base is 1 or -1), the f64 power
@@ -329,66 +312,10 @@ bool firstZero(lethe_rt_context *context, const lethe_rt_tensor &tensor,
 // Cast
 //===----------------------------------------------------------------------===//
 
-/// Sets the lowest mantissa bit of an inexact float (round to odd), so that
-/// a second rounding to f16 or bf16 (at least two bits shorter) rounds as if
-/// from the exact value.
-__device__ inline float stickyBit(float truncated, bool inexact) {
-  return inexact ? __uint_as_float(__float_as_uint(truncated) | 1) : truncated;
-}
-
-/// `value` rounded to float toward zero, then to odd.
-__device__ inline float roundDoubleToOdd(double value) {
-  float rounded = static_cast<float>(value);
-  if (!isfinite(value) || static_cast<double>(rounded) == value)
-    return rounded;
-  if (isinf(rounded)) // finite beyond the float range: truncate to max
-    rounded = copysignf(std::numeric_limits<float>::max(), rounded);
-  else if (fabs(static_cast<double>(rounded)) > fabs(value))
-    rounded = nextafterf(rounded, 0.0f);
-  return stickyBit(rounded, true);
-}
-
-/// Integer `value` rounded to float to odd (exact below 2^24).
-template <typename I> __device__ float roundIntegerToOdd(I value) {
-  bool negative = false;
-  if constexpr (std::is_signed_v<I>)
-    negative = value < 0;
-  uint64_t magnitude = negative ? uint64_t(0) - static_cast<uint64_t>(value)
-                                : static_cast<uint64_t>(value);
-  if (magnitude < (uint64_t(1) << 24))
-    return static_cast<float>(value);
-  int shift = 64 - __clzll(static_cast<long long>(magnitude)) - 24;
-  uint64_t top = magnitude >> shift;
-  bool inexact = (magnitude & ((uint64_t(1) << shift) - 1)) != 0;
-  float result = stickyBit(ldexpf(static_cast<float>(top), shift), inexact);
-  return negative ? -result : result;
-}
-
 /// out[i] = in[i] converted from storage type From to To (ONNX Cast).
 template <typename From, typename To>
 __global__ void castKernel(const void *in, void *out, int64_t count) {
-  LETHE_GRID_STRIDE_LOOP(i, count) {
-    auto value = load<From>(in, i);
-    if constexpr (std::is_same_v<To, Bool>) {
-      store<To>(out, i, value != 0);
-    } else if constexpr (!isFloatStorage<To>()) {
-      if constexpr (isFloatStorage<From>())
-        store<To>(out, i, truncateToInteger<To>(value));
-      else
-        store<To>(out, i, static_cast<To>(value));
-    } else if constexpr ((std::is_same_v<To, Half> ||
-                          std::is_same_v<To, BFloat16>) &&
-                         (std::is_same_v<From, double> ||
-                          (std::is_integral_v<From> && sizeof(From) >= 4))) {
-      // Two roundings (to float, then to 16 bits) must not differ from one.
-      if constexpr (std::is_same_v<From, double>)
-        store<To>(out, i, roundDoubleToOdd(value));
-      else
-        store<To>(out, i, roundIntegerToOdd(value));
-    } else {
-      store<To>(out, i, static_cast<ComputeType<To>>(value));
-    }
-  }
+  LETHE_GRID_STRIDE_LOOP(i, count) { castElement<From, To>(in, out, i); }
 }
 
 //===----------------------------------------------------------------------===//

@@ -10,8 +10,9 @@
 // seeded with SEED, the data and label arguments drawn in argument order,
 // once for all steps, each element in row-major order as
 //   float types  std::uniform_real_distribution<double>(-1, 1) (a fresh
-//                distribution per tensor), then rounded to the dtype by
-//                lethe_rt_cast;
+//                distribution per tensor), then rounded to the dtype as
+//                lethe_rt_cast rounds (lethe::rt::castElement, on the host:
+//                the arena may be device memory);
 //   i1           rng() & 1;
 //   integers     rng() % bound (the class count of a label, else 10).
 //
@@ -30,11 +31,10 @@
 namespace lethe::driver {
 
 /// Draws one tensor of `dtype` and `shape` from `rng` (advancing it) into
-/// `data` (resized to the tensor's bytes). False, with a one-line `error`,
-/// only when the runtime's cast fails.
-bool drawRandomTensor(std::mt19937_64 &rng, lethe_rt_dtype dtype,
+/// `data` (resized to the tensor's bytes), without the runtime.
+void drawRandomTensor(std::mt19937_64 &rng, lethe_rt_dtype dtype,
                       const std::vector<int64_t> &shape, int64_t integerBound,
-                      std::string &data, std::string &error);
+                      std::string &data);
 
 } // namespace lethe::driver
 

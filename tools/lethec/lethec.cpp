@@ -7,19 +7,22 @@
 //   lethec MODEL.onnx|MODEL.mlir [--loss "output=logits kind=..."]
 //          [--optimizer "kind=adam lr=0.01"] [--budget 6GiB|0.5]
 //          [--strategy auto] [--profile h100] [--time-limit 60]
-//          [--measured PROFILE.json] [--target cpu] [--save-temps] -o NAME
+//          [--measured PROFILE.json] [--target cpu|cuda] [--save-temps] -o NAME
 //
 // Import, training step (loss, autodiff, optimizer), memory plan
 // (plan, materialize, verify), static arena, lowering to runtime calls
 // (--convert-lethe-to-runtime) and LLVM IR, object code emitted in-process
 // by the host's TargetMachine, and a link with the executable's driver and
-// the runtime: NAME, with its weights in NAME.weights. --loss and
-// --optimizer take the option strings of --lethe-add-loss and
-// --lethe-add-optimizer, --budget and --strategy the values of
-// --lethe-plan-memory; --measured plans with the op times an executable of
-// the same step measured (its --profile). A .mlir input that already is a
-// training step (a result marked lethe.loss) skips the loss, autodiff and
-// optimizer.
+// the runtime backend of --target (cpu, or cuda where lethec was built with
+// LETHE_ENABLE_CUDA): NAME, with its weights in NAME.weights. A step that
+// calls an entry point the backend does not define (yet) is refused, naming
+// them, before it is planned. The plan is for --profile's device (h100 by
+// default, whatever the target). --loss and --optimizer take the option
+// strings of --lethe-add-loss and --lethe-add-optimizer, --budget and
+// --strategy the values of --lethe-plan-memory; --measured plans with the op
+// times an executable of the same step measured (its --profile). A .mlir
+// input that already is a training step (a result marked lethe.loss) skips
+// the loss, autodiff and optimizer.
 // --save-temps keeps every stage: NAME.import.mlir, NAME.train.mlir,
 // NAME.planned.mlir, NAME.llvm.mlir, NAME.ll, NAME.o and NAME.manifest.json.
 // Errors are one line, exit 1, and leave no output files.
@@ -27,6 +30,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "LethecConfig.h"
+#include "LethecEntryPointsCpu.h"
+#if LETHEC_HAVE_CUDA
+#include "LethecEntryPointsCuda.h"
+#endif
 
 #include "DType.h"
 #include "WeightsFile.h"
@@ -113,9 +120,11 @@ cl::opt<std::string> budgetOption(
 cl::opt<std::string> strategyOption("strategy", cl::init("auto"),
                                     cl::desc("The planning strategy"),
                                     cl::cat(lethecCategory));
-cl::opt<std::string> profileOption("profile", cl::init("h100"),
-                                   cl::desc("The device profile planned for"),
-                                   cl::cat(lethecCategory));
+cl::opt<std::string> profileOption(
+    "profile", cl::init("h100"),
+    cl::desc("The device profile planned for: h100, h200, a100, v100, cpu or "
+             "a profile JSON file (default h100, whatever the target)"),
+    cl::cat(lethecCategory));
 cl::opt<double> timeLimitOption("time-limit", cl::init(60),
                                 cl::desc("Seconds the strategy may spend"),
                                 cl::cat(lethecCategory));
@@ -125,13 +134,71 @@ cl::opt<std::string> measuredOption(
              "measured (its --profile JSON) instead of the profile's "
              "roofline"),
     cl::value_desc("PROFILE.json"), cl::cat(lethecCategory));
-cl::opt<std::string> targetOption("target", cl::init("cpu"),
-                                  cl::desc("The runtime backend: cpu (cuda "
-                                           "is not built yet)"),
-                                  cl::cat(lethecCategory));
+cl::opt<std::string> targetOption(
+    "target", cl::init("cpu"),
+    cl::desc("The runtime backend the executable links: cpu (the host), or "
+             "cuda (one NVIDIA GPU; where lethec was built with "
+             "LETHE_ENABLE_CUDA)"),
+    cl::cat(lethecCategory));
 cl::opt<bool> saveTemps("save-temps",
                         cl::desc("Keep every stage's output beside NAME"),
                         cl::cat(lethecCategory));
+
+/// A runtime backend an executable can link (--target).
+struct Target {
+  StringRef name;
+  /// The backend's name in messages.
+  StringRef title;
+  /// What the executable links after the step's object, in order
+  /// (LethecConfig.h).
+  ArrayRef<const char *> linkArguments;
+  /// The runtime entry points the backend defines (LethecEntryPoints*.h).
+  ArrayRef<const char *> entryPoints;
+};
+
+/// The backends built with this lethec.
+const Target kTargets[] = {
+    {"cpu", "CPU", kCpuLinkArguments, kCpuEntryPoints},
+#if LETHEC_HAVE_CUDA
+    {"cuda", "CUDA", kCudaLinkArguments, kCudaEntryPoints},
+#endif
+};
+
+/// The backend --target `name` names, or null with a one-line `error`.
+const Target *findTarget(StringRef name, std::string &error) {
+  for (const Target &target : kTargets)
+    if (target.name == name)
+      return &target;
+  if (name == "cuda")
+    error = "--target cuda: this lethec was built without the CUDA backend; "
+            "configure Lethe with -DLETHE_ENABLE_CUDA=ON (it needs the CUDA "
+            "toolkit and nvcc) and rebuild";
+  else
+    error =
+        "unknown --target '" + name.str() + "' (the targets are cpu and cuda)";
+  return nullptr;
+}
+
+/// Whether `target`'s backend defines every runtime entry point the lowered
+/// `module` calls; if not, `error` names the missing ones.
+bool checkEntryPoints(ModuleOp module, const Target &target,
+                      std::string &error) {
+  std::vector<std::string> missing;
+  for (auto function : module.getOps<LLVM::LLVMFuncOp>()) {
+    StringRef name = function.getName();
+    if (function.isExternal() && name.starts_with("lethe_rt_") &&
+        llvm::none_of(target.entryPoints,
+                      [&](const char *defined) { return name == defined; }))
+      missing.push_back(name.str());
+  }
+  if (missing.empty())
+    return true;
+  llvm::sort(missing);
+  error = "--target " + target.name.str() + ": the " + target.title.str() +
+          " backend has no kernel for " + llvm::join(missing, ", ") + " yet" +
+          (target.name == "cpu" ? "" : " (use --target cpu)");
+  return false;
+}
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "lethec: error: " << message << "\n";
@@ -431,9 +498,9 @@ void addManifestGlobal(ModuleOp module, StringRef text) {
                          builder.getStringAttr(contents));
 }
 
-/// Links `object` with the driver and the runtime into `executable`.
+/// Links `object` with the driver and `target`'s runtime into `executable`.
 bool linkExecutable(StringRef object, StringRef executable,
-                    std::string &error) {
+                    const Target &target, std::string &error) {
   llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName("c++");
   if (!compiler) {
     error = "cannot find the C++ compiler driver 'c++' to link with; install "
@@ -442,8 +509,8 @@ bool linkExecutable(StringRef object, StringRef executable,
   }
   std::vector<std::string> arguments = {*compiler, "-o", executable.str(),
                                         object.str()};
-  for (const char *library : kLetheExecutableLibraries)
-    arguments.push_back(library);
+  for (const char *argument : target.linkArguments)
+    arguments.push_back(argument);
   arguments.push_back("-lm");
   arguments.push_back("-lpthread");
   std::vector<StringRef> argumentRefs(arguments.begin(), arguments.end());
@@ -491,10 +558,10 @@ int main(int argc, char **argv) {
       "memory budget\n");
   auto start = std::chrono::steady_clock::now();
 
-  if (targetOption != "cpu")
-    return fail("--target " + targetOption +
-                ": only the cpu backend is built so far (cuda is issue 8); "
-                "use --target cpu");
+  std::string targetError;
+  const Target *target = findTarget(targetOption, targetError);
+  if (!target)
+    return fail(targetError);
   StringRef extension = llvm::sys::path::extension(inputPath);
   if (extension != ".onnx" && extension != ".mlir")
     return fail("'" + inputPath +
@@ -560,6 +627,19 @@ int main(int argc, char **argv) {
   if (!save(".train.mlir"))
     return fail(error);
 
+  // The kernels the step calls, before planning spends time on it: lowered
+  // as it is, unplanned (a plan adds only copies between the arena and the
+  // host pool). The planned step's calls are checked again below.
+  {
+    OwningOpRef<ModuleOp> unplanned = module->clone();
+    if (failed(runPipeline(
+            *unplanned,
+            "func.func(lethe-assign-arena),convert-lethe-to-runtime")))
+      return 1;
+    if (!checkEntryPoints(*unplanned, *target, error))
+      return fail(error);
+  }
+
   // The memory plan and the arena.
   std::string planning;
   if (!budgetOption.empty())
@@ -599,6 +679,8 @@ int main(int argc, char **argv) {
   // Runtime calls, then LLVM IR and object code.
   if (failed(runPipeline(*module, "convert-lethe-to-runtime")))
     return 1;
+  if (!checkEntryPoints(*module, *target, error))
+    return fail(error);
   addManifestGlobal(*module, manifestText);
   if (!save(".llvm.mlir"))
     return fail(error);
@@ -638,7 +720,7 @@ int main(int argc, char **argv) {
   // existing NAME alone.
   std::string linked = outputName + ".lethec-link";
   outputs.paths.push_back(linked);
-  if (!linkExecutable(objectPath, linked, error))
+  if (!linkExecutable(objectPath, linked, *target, error))
     return fail(error);
   if (std::error_code code = llvm::sys::fs::rename(linked, outputName))
     return fail("cannot write '" + outputName + "': " + code.message());
@@ -660,8 +742,9 @@ int main(int argc, char **argv) {
   int64_t peak = plan["peak_bytes"];
   int64_t arena = manifest["arena_bytes"];
   int64_t budget = plan["budget_bytes"];
-  llvm::outs() << "lethec: " << inputPath << " -> " << outputName << " (cpu), @"
-               << stepName << ", " << llvm::format("%.1f", seconds) << " s\n";
+  llvm::outs() << "lethec: " << inputPath << " -> " << outputName << " ("
+               << target->name << "), @" << stepName << ", "
+               << llvm::format("%.1f", seconds) << " s\n";
   llvm::outs() << "  model      " << parameters << " trainable parameters ("
                << formatShort(parameterBytes) << ")"
                << (optimizerOption.empty() ? "" : ", " + optimizerOption)

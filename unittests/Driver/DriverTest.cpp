@@ -157,10 +157,10 @@ std::string formatLoss(float loss) {
 /// unused), as lethe-run --random-inputs draws them.
 void drawData(uint64_t seed, float *x, float *y) {
   std::mt19937_64 rng(seed);
-  std::string data, error;
-  drawRandomTensor(rng, LETHE_RT_F32, {kBatch, kInputs}, 10, data, error);
+  std::string data;
+  drawRandomTensor(rng, LETHE_RT_F32, {kBatch, kInputs}, 10, data);
   std::memcpy(x, data.data(), data.size());
-  drawRandomTensor(rng, LETHE_RT_F32, {kBatch, kOutputs}, 10, data, error);
+  drawRandomTensor(rng, LETHE_RT_F32, {kBatch, kOutputs}, 10, data);
   std::memcpy(y, data.data(), data.size());
 }
 

@@ -206,17 +206,20 @@ private:
   Value bytes(StringRef data);
   Value arenaPointer(int64_t offset);
 
-  /// A descriptor of `type` at `data`, in the op's next descriptor slot.
-  FailureOr<Value> descriptor(Operation &op, RankedTensorType type, Value data);
+  /// A descriptor of `type` at `offset` in the arena, in the op's next
+  /// descriptor slot. Kernels only ever see arena memory, which a GPU backend
+  /// keeps on the device: host bytes reach it through lethe_rt_copy_to_arena.
+  FailureOr<Value> descriptor(Operation &op, RankedTensorType type,
+                              int64_t offset);
   FailureOr<Value> in(Operation &op, unsigned index) {
     Value operand = op.getOperand(index);
     return descriptor(op, cast<RankedTensorType>(operand.getType()),
-                      arenaPointer(arenaOffsets.lookup(operand)));
+                      arenaOffsets.lookup(operand));
   }
   FailureOr<Value> out(Operation &op, unsigned index = 0) {
     Value result = op.getResult(index);
     return descriptor(op, cast<RankedTensorType>(result.getType()),
-                      arenaPointer(arenaOffsets.lookup(result)));
+                      arenaOffsets.lookup(result));
   }
   /// An array holding the descriptor pointers `descriptors`.
   Value pointerArray(ArrayRef<Value> descriptors);
@@ -337,7 +340,7 @@ Value StepLowering::arenaPointer(int64_t offset) {
 }
 
 FailureOr<Value> StepLowering::descriptor(Operation &op, RankedTensorType type,
-                                          Value data) {
+                                          int64_t offset) {
   FailureOr<lethe_rt_dtype> dtype = getRuntimeDtype(type.getElementType());
   if (failed(dtype) || !type.hasStaticShape())
     return op.emitError(kPassName)
@@ -345,7 +348,7 @@ FailureOr<Value> StepLowering::descriptor(Operation &op, RankedTensorType type,
            << " has no runtime descriptor";
   Value shape = type.getRank() == 0 ? null() : i64Array(type.getShape());
   Value value = LLVM::UndefOp::create(builder, loc, descriptorType);
-  value = LLVM::InsertValueOp::create(builder, loc, value, data,
+  value = LLVM::InsertValueOp::create(builder, loc, value, arenaPointer(offset),
                                       ArrayRef<int64_t>{0});
   value = LLVM::InsertValueOp::create(builder, loc, value, i32(*dtype),
                                       ArrayRef<int64_t>{1});
@@ -917,18 +920,19 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
                   i32(getReduction(loss.getReduction())), outD()});
             return success();
           })
-          // Constants: a copy from a constant global (the interpreter makes
-          // the value from the attribute; the bytes are the same).
+          // Constants: the bytes of a constant global (the interpreter makes
+          // the value from the attribute; the bytes are the same), copied into
+          // the arena by the runtime (a host global is no kernel operand).
           .Case([&](ConstantOp constant) -> LogicalResult {
             FailureOr<HostTensor> value =
                 tensorFromAttribute(constant.getValue());
             if (failed(value))
               return op.emitError(kPassName)
                      << ": cannot read the constant's value";
-            Value source = get(descriptor(
-                op, value->getType(),
-                bytes(StringRef(value->data(), value->getSizeInBytes()))));
-            call("lethe_rt_copy", {context, source, outD()});
+            StringRef data(value->data(), value->getSizeInBytes());
+            call("lethe_rt_copy_to_arena",
+                 {context, i64(arenaOffsets.lookup(constant.getResult())),
+                  bytes(data), i64(static_cast<int64_t>(data.size()))});
             return success();
           })
           // Copies between the arena and the host pool.
