@@ -40,7 +40,8 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: %s [--steps N] [--seed S] [--data DIR] [--weights FILE]\n"
-    "          [--save-weights OUT] [--profile OUT.json] [--trace OUT.json]\n"
+    "          [--random-weights S] [--save-weights OUT] [--profile OUT.json]\n"
+    "          [--trace OUT.json]\n"
     "\n"
     "Trains the compiled step for N steps (default 1), printing the loss of\n"
     "each step.\n"
@@ -51,6 +52,8 @@ constexpr const char *kUsage =
     "  --data DIR          read each data input from DIR/<name>.npy instead\n"
     "  --weights FILE      read parameters and optimizer state from FILE\n"
     "                      (default: this executable's path + .weights)\n"
+    "  --random-weights S  draw the parameters from seed S >= 0 instead and\n"
+    "                      start the optimizer state at zero (no file read)\n"
     "  --save-weights OUT  write the trained parameters and state to OUT\n"
     "  --profile OUT.json  write each op's mean time over the steps\n"
     "  --trace OUT.json    write the last step's measured memory timeline\n"
@@ -61,6 +64,7 @@ constexpr const char *kUsage =
 struct Options {
   int64_t steps = 1;
   uint64_t seed = 0;
+  std::optional<uint64_t> randomWeightsSeed;
   std::optional<std::string> dataDirectory, weightsPath, saveWeightsPath,
       profilePath, tracePath;
   bool help = false;
@@ -105,8 +109,8 @@ std::optional<Failure> parseOptions(int argc, const char *const *argv,
       hasValue = true;
     }
     static const char *const kFlags[] = {
-        "--steps",        "--seed",    "--data",  "--weights",
-        "--save-weights", "--profile", "--trace",
+        "--steps",          "--seed",         "--data",    "--weights",
+        "--random-weights", "--save-weights", "--profile", "--trace",
     };
     bool known = false;
     for (const char *name : kFlags)
@@ -133,6 +137,14 @@ std::optional<Failure> parseOptions(int argc, const char *const *argv,
       options.seed = static_cast<uint64_t>(*seed);
       continue;
     }
+    if (flag == "--random-weights") {
+      std::optional<int64_t> seed = parseInteger(value, 0);
+      if (!seed)
+        return Failure{"--random-weights takes a whole number >= 0, not '" +
+                       value + "'"};
+      options.randomWeightsSeed = static_cast<uint64_t>(*seed);
+      continue;
+    }
     if (value.empty())
       return Failure{flag + " needs a non-empty path"};
     if (flag == "--data")
@@ -146,6 +158,9 @@ std::optional<Failure> parseOptions(int argc, const char *const *argv,
     else
       options.tracePath = value;
   }
+  if (options.weightsPath && options.randomWeightsSeed)
+    return Failure{"--weights and --random-weights exclude each other: read "
+                   "the weights from a file or draw them, not both"};
   return std::nullopt;
 }
 
@@ -458,6 +473,7 @@ public:
       : options(options), manifest(manifest), step(step), out(out) {}
 
   std::optional<Failure> loadWeights(const char *argv0);
+  std::optional<Failure> drawWeights(uint64_t seed);
   std::optional<Failure> loadData();
   std::optional<Failure> train();
   std::optional<Failure> writeOutputs();
@@ -494,6 +510,8 @@ std::optional<Failure> Run::loadWeights(const char *argv0) {
                     argument.kind == ArgumentKind::State;
   if (!needsWeights && !options.weightsPath)
     return std::nullopt;
+  if (options.randomWeightsSeed)
+    return drawWeights(*options.randomWeightsSeed);
   weightsPath =
       options.weightsPath ? *options.weightsPath : getDefaultWeightsPath(argv0);
   std::vector<WeightsTensor> tensors;
@@ -524,6 +542,25 @@ std::optional<Failure> Run::loadWeights(const char *argv0) {
           ", but " + describe(argument, index) + " is " +
           getDTypeName(argument.dtype) + " " + formatShape(argument.shape)};
     values[index].bytes = std::move(tensor.data);
+  }
+  return std::nullopt;
+}
+
+/// --random-weights: every parameter and state argument drawn in argument
+/// order from one generator seeded with `seed` (RandomData.h).
+std::optional<Failure> Run::drawWeights(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (size_t index = 0; index < manifest.arguments.size(); ++index) {
+    const ManifestArgument &argument = manifest.arguments[index];
+    if (argument.kind != ArgumentKind::Parameter &&
+        argument.kind != ArgumentKind::State)
+      continue;
+    std::string error;
+    if (!drawRandomWeights(rng, argument.dtype, argument.shape,
+                           argument.kind == ArgumentKind::State,
+                           values[index].bytes, error))
+      return Failure{"cannot draw random weights for " +
+                     describe(argument, index) + ": " + error};
   }
   return std::nullopt;
 }
