@@ -4,9 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// drawRandomTensor is a copy of randomTensor in tools/lethe-run/lethe-run.cpp,
-// which is the reference: change both together (RandomDataTest pins the
-// sequence). drawRandomWeights has no counterpart there.
+// A copy of randomTensor in tools/lethe-run/lethe-run.cpp, which is the
+// reference: change both together (RandomDataTest pins the sequence).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,19 +13,29 @@
 
 #include "DType.h"
 
-#include <algorithm>
-#include <cmath>
 #include <memory>
 
 using namespace lethe::driver;
 
-namespace {
-
-/// Rounds `values` to `dtype` into `data` with the runtime's cast.
-bool roundToDType(std::vector<double> &values, lethe_rt_dtype dtype,
-                  const std::vector<int64_t> &shape, std::string &data,
-                  std::string &error) {
-  data.assign(values.size() * getDTypeSize(dtype), '\0');
+bool lethe::driver::drawRandomTensor(std::mt19937_64 &rng, lethe_rt_dtype dtype,
+                                     const std::vector<int64_t> &shape,
+                                     int64_t integerBound, std::string &data,
+                                     std::string &error) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    count *= dim;
+  // Generate in f64 and let the runtime's cast round to the element type.
+  std::vector<double> values(count);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  for (double &value : values) {
+    if (isFloatDType(dtype))
+      value = real(rng);
+    else if (dtype == LETHE_RT_I1)
+      value = rng() & 1;
+    else
+      value = static_cast<double>(rng() % integerBound);
+  }
+  data.assign(count * getDTypeSize(dtype), '\0');
   int32_t rank = static_cast<int32_t>(shape.size());
   lethe_rt_tensor source{values.data(), LETHE_RT_F64, rank, shape.data()};
   lethe_rt_tensor target{data.data(), dtype, rank, shape.data()};
@@ -41,54 +50,4 @@ bool roundToDType(std::vector<double> &values, lethe_rt_dtype dtype,
     return false;
   }
   return true;
-}
-
-int64_t getElementCount(const std::vector<int64_t> &shape) {
-  int64_t count = 1;
-  for (int64_t dim : shape)
-    count *= dim;
-  return count;
-}
-
-} // namespace
-
-bool lethe::driver::drawRandomTensor(std::mt19937_64 &rng, lethe_rt_dtype dtype,
-                                     const std::vector<int64_t> &shape,
-                                     int64_t integerBound, std::string &data,
-                                     std::string &error) {
-  // Generate in f64 and let the runtime's cast round to the element type.
-  std::vector<double> values(getElementCount(shape));
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  for (double &value : values) {
-    if (isFloatDType(dtype))
-      value = real(rng);
-    else if (dtype == LETHE_RT_I1)
-      value = rng() & 1;
-    else
-      value = static_cast<double>(rng() % integerBound);
-  }
-  return roundToDType(values, dtype, shape, data, error);
-}
-
-bool lethe::driver::drawRandomWeights(std::mt19937_64 &rng,
-                                      lethe_rt_dtype dtype,
-                                      const std::vector<int64_t> &shape,
-                                      bool isState, std::string &data,
-                                      std::string &error) {
-  int64_t count = getElementCount(shape);
-  if (isState || !isFloatDType(dtype)) {
-    // Zero is all zero bytes in every dtype.
-    data.assign(count * getDTypeSize(dtype), '\0');
-    return true;
-  }
-  int64_t fanIn = 1;
-  for (size_t dim = 1; dim < shape.size(); ++dim)
-    fanIn *= shape[dim];
-  double bound =
-      1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(fanIn, 1)));
-  std::vector<double> values(count);
-  std::uniform_real_distribution<double> real(-bound, bound);
-  for (double &value : values)
-    value = real(rng);
-  return roundToDType(values, dtype, shape, data, error);
 }

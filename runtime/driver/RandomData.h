@@ -15,11 +15,6 @@
 //   i1           rng() & 1;
 //   integers     rng() % bound (the class count of a label, else 10).
 //
-// With --random-weights SEED, an executable starts from drawn parameters
-// instead of a weights file (benchmarks on a machine that the weights cannot
-// travel to): another std::mt19937_64 seeded with SEED, the parameter and
-// state arguments drawn in argument order (drawRandomWeights).
-//
 //===----------------------------------------------------------------------===//
 
 #ifndef LETHE_DRIVER_RANDOMDATA_H
@@ -40,19 +35,6 @@ namespace lethe::driver {
 bool drawRandomTensor(std::mt19937_64 &rng, lethe_rt_dtype dtype,
                       const std::vector<int64_t> &shape, int64_t integerBound,
                       std::string &data, std::string &error);
-
-/// Draws the initial value of a parameter (`isState` false) or of optimizer
-/// state (`isState` true) of `dtype` and `shape` from `rng` into `data`:
-/// state is zero, as lethec writes it; a float parameter is
-/// std::uniform_real_distribution<double>(-b, b) (a fresh distribution per
-/// tensor) with b = 1 / sqrt(fan in), the fan in being the product of the
-/// dimensions after the first (1 for rank 0 and 1) -- PyTorch's default for
-/// linear and convolution weights -- rounded to the dtype by lethe_rt_cast;
-/// any other parameter is zero. False, with a one-line `error`, only when
-/// the runtime's cast fails.
-bool drawRandomWeights(std::mt19937_64 &rng, lethe_rt_dtype dtype,
-                       const std::vector<int64_t> &shape, bool isState,
-                       std::string &data, std::string &error);
 
 } // namespace lethe::driver
 

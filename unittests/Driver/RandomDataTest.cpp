@@ -16,8 +16,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstring>
 
 using namespace lethe::driver;
@@ -98,50 +96,6 @@ TEST(RandomDataTest, PinnedSequence) {
   std::memcpy(classes, data.data(), sizeof(classes));
   EXPECT_EQ(std::vector<int32_t>(classes, classes + 4),
             (std::vector<int32_t>{0, 1, 2, 1}));
-}
-
-TEST(RandomDataTest, WeightsAreBoundedByTheFanInAndStateIsZero) {
-  std::mt19937_64 rng(3);
-  std::string data, error;
-  // A convolution weight [8, 4, 3, 3]: fan in 36, values in [-1/6, 1/6).
-  ASSERT_TRUE(drawRandomWeights(rng, LETHE_RT_F64, {8, 4, 3, 3},
-                                /*isState=*/false, data, error))
-      << error;
-  ASSERT_EQ(data.size(), 8u * 4 * 3 * 3 * sizeof(double));
-  std::vector<double> values(data.size() / sizeof(double));
-  std::memcpy(values.data(), data.data(), data.size());
-  double largest = 0;
-  for (double value : values) {
-    EXPECT_GE(value, -1.0 / 6);
-    EXPECT_LT(value, 1.0 / 6);
-    largest = std::max(largest, std::abs(value));
-  }
-  EXPECT_GT(largest, 0.9 / 6) << "the values do not spread over the bound";
-  // The same draws as a distribution over [-1/6, 1/6) from the same seed.
-  std::mt19937_64 reference(3);
-  std::uniform_real_distribution<double> real(-1.0 / 6, 1.0 / 6);
-  EXPECT_EQ(values[0], real(reference));
-
-  // State is zero, and draws nothing from the generator.
-  std::mt19937_64 before = rng;
-  ASSERT_TRUE(drawRandomWeights(rng, LETHE_RT_BF16, {5}, /*isState=*/true, data,
-                                error));
-  EXPECT_EQ(data, std::string(10, '\0'));
-  EXPECT_EQ(rng, before);
-  // So is an integer parameter.
-  ASSERT_TRUE(drawRandomWeights(rng, LETHE_RT_I64, {2}, /*isState=*/false, data,
-                                error));
-  EXPECT_EQ(data, std::string(16, '\0'));
-  EXPECT_EQ(rng, before);
-  // A bias (rank 1) and a scalar: fan in 1, values in [-1, 1), rounded to f32.
-  ASSERT_TRUE(drawRandomWeights(rng, LETHE_RT_F32, {3}, /*isState=*/false, data,
-                                error));
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  for (int index = 0; index < 3; ++index) {
-    float value;
-    std::memcpy(&value, data.data() + 4 * index, 4);
-    EXPECT_EQ(value, static_cast<float>(unit(before)));
-  }
 }
 
 } // namespace
