@@ -12,6 +12,14 @@ prediction:
   unet         a small U-Net: two down-sampling stages, a bottleneck, and
                up-sampling (Resize) with skip concatenations
 
+and, at configurable sizes for the GPU benchmark (bench/gpu), the same
+builders with more layers and:
+
+  resnet50     ResNet-50: bottleneck blocks 3-4-6-3, batch normalization
+  gpt2         a GPT-2-style decoder: token and position embeddings, pre-LayerNorm
+               blocks of causal multi-head attention and a GELU feed-forward,
+               a final LayerNorm and the head tied to the token embedding
+
     /usr/bin/python3 -m lethe.onnx_models --out DIR [--tiny] [--float64]
 
 writes DIR/<name>.onnx for every model (run from python/ or with python/ on
@@ -56,8 +64,17 @@ class GraphBuilder:
         return name
 
     def constant(self, name, value):
-        """A non-trainable initializer (shapes, scalars)."""
-        self.initializers.append(numpy_helper.from_array(np.asarray(value), name))
+        """An initializer given by value (shapes, scalars, normalization
+        parameters); a float tensor of rank 1 or more is still a parameter
+        to the importer. Blocks that share one (a reshape's shape) may add
+        it again with the same value."""
+        value = np.asarray(value)
+        for tensor in self.initializers:
+            if tensor.name == name:
+                if not np.array_equal(numpy_helper.to_array(tensor), value):
+                    raise ValueError(f"initializer '{name}' added twice with different values")
+                return name
+        self.initializers.append(numpy_helper.from_array(value, name))
         return name
 
     def node(self, op_type, inputs, outputs=1, **attributes):
@@ -75,8 +92,8 @@ class GraphBuilder:
         return model
 
 
-def tensor(name, shape):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+def tensor(name, shape, elem_type=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem_type, shape)
 
 
 def mlp(batch=8, features=32, hidden=64, classes=10, depth=2, seed=1):
@@ -94,14 +111,22 @@ def mlp(batch=8, features=32, hidden=64, classes=10, depth=2, seed=1):
     return g.model([tensor("x", (batch, features))], [tensor("logits", (batch, classes))])
 
 
-def conv_bn(g, x, in_channels, out_channels, prefix, relu=True, stride=1):
-    w = g.weight(f"{prefix}.conv.weight", (out_channels, in_channels, 3, 3))
-    y = g.node("Conv", [x, w], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[stride, stride])
+def conv_bn(g, x, in_channels, out_channels, prefix, relu=True, stride=1, kernel=3,
+            weight=None, training=False):
+    """Conv (no bias, padded to keep the size at stride 1), BatchNormalization
+    and optionally Relu. The weight is `weight` or PREFIX.conv.weight; the
+    normalization uses the batch's statistics when `training` (as PyTorch's
+    train mode does), else its running statistics."""
+    w = g.weight(weight or f"{prefix}.conv.weight", (out_channels, in_channels, kernel, kernel))
+    pad = kernel // 2
+    y = g.node("Conv", [x, w], kernel_shape=[kernel, kernel], pads=[pad] * 4,
+               strides=[stride, stride])
     scale = g.constant(f"{prefix}.bn.weight", np.ones(out_channels, np.float32))
     bias = g.constant(f"{prefix}.bn.bias", np.zeros(out_channels, np.float32))
     mean = g.constant(f"{prefix}.bn.running_mean", np.zeros(out_channels, np.float32))
     var = g.constant(f"{prefix}.bn.running_var", np.ones(out_channels, np.float32))
-    y = g.node("BatchNormalization", [y, scale, bias, mean, var], epsilon=1e-5)
+    mode = {"training_mode": 1} if training else {}
+    y = g.node("BatchNormalization", [y, scale, bias, mean, var], epsilon=1e-5, **mode)
     return g.node("Relu", [y]) if relu else y
 
 
@@ -121,70 +146,179 @@ def cnn(batch=4, channels=16, classes=10, image=32, seed=2):
     return g.model([tensor("x", (batch, 3, image, image))], [tensor("logits", (batch, classes))])
 
 
-def transformer(batch=2, sequence=16, model_dim=32, heads=4, ff_dim=64, seed=3):
-    g = GraphBuilder("transformer", seed)
+def layer_norm(g, x, dim, prefix):
+    scale = g.constant(f"{prefix}.weight", np.ones(dim, np.float32))
+    bias = g.constant(f"{prefix}.bias", np.zeros(dim, np.float32))
+    return g.node("LayerNormalization", [x, scale, bias], axis=-1, epsilon=1e-5)
+
+
+def linear(g, x, in_dim, out_dim, prefix):
+    """x W + b with W of shape (in_dim, out_dim), for MatMul of any rank."""
+    w = g.weight(f"{prefix}.weight", (in_dim, out_dim))
+    b = g.weight(f"{prefix}.bias", (out_dim,), scale=0.1)
+    return g.node("Add", [g.node("MatMul", [x, w]), b])
+
+
+def transformer_block(g, x, prefix, batch, sequence, model_dim, heads, ff_dim, mask=None,
+                      output=None):
+    """A pre-LayerNorm block on x (batch, sequence, model_dim): multi-head
+    self-attention (scores + `mask`, an additive (sequence, sequence) mask,
+    when given) and a GELU feed-forward, each with a residual connection.
+    Weights are named PREFIX + ln1, attn.q, ...; the block's result is
+    `output` when given."""
     head_dim = model_dim // heads
-
-    def layer_norm(x, prefix):
-        scale = g.constant(f"{prefix}.weight", np.ones(model_dim, np.float32))
-        bias = g.constant(f"{prefix}.bias", np.zeros(model_dim, np.float32))
-        return g.node("LayerNormalization", [x, scale, bias], axis=-1, epsilon=1e-5)
-
-    def linear(x, in_dim, out_dim, prefix):
-        w = g.weight(f"{prefix}.weight", (in_dim, out_dim))
-        b = g.weight(f"{prefix}.bias", (out_dim,), scale=0.1)
-        return g.node("Add", [g.node("MatMul", [x, w]), b])
-
     split_shape = g.constant("shape.split_heads",
                              np.array([batch, sequence, heads, head_dim], np.int64))
     merge_shape = g.constant("shape.merge_heads", np.array([batch, sequence, model_dim], np.int64))
 
-    def split_heads(x):  # (B, S, D) -> (B, H, S, Dh)
-        return g.node("Transpose", [g.node("Reshape", [x, split_shape])], perm=[0, 2, 1, 3])
+    def split_heads(y):  # (B, S, D) -> (B, H, S, Dh)
+        return g.node("Transpose", [g.node("Reshape", [y, split_shape])], perm=[0, 2, 1, 3])
 
-    h = layer_norm("x", "ln1")
-    q = split_heads(linear(h, model_dim, model_dim, "attn.q"))
-    k = split_heads(linear(h, model_dim, model_dim, "attn.k"))
-    v = split_heads(linear(h, model_dim, model_dim, "attn.v"))
+    h = layer_norm(g, x, model_dim, prefix + "ln1")
+    q = split_heads(linear(g, h, model_dim, model_dim, prefix + "attn.q"))
+    k = split_heads(linear(g, h, model_dim, model_dim, prefix + "attn.k"))
+    v = split_heads(linear(g, h, model_dim, model_dim, prefix + "attn.v"))
     scores = g.node("MatMul", [q, g.node("Transpose", [k], perm=[0, 1, 3, 2])])
     scale = g.constant("attn.scale", np.array(1.0 / math.sqrt(head_dim), np.float32))
-    probabilities = g.node("Softmax", [g.node("Mul", [scores, scale])], axis=-1)
+    scores = g.node("Mul", [scores, scale])
+    if mask is not None:
+        scores = g.node("Add", [scores, mask])
+    probabilities = g.node("Softmax", [scores], axis=-1)
     context = g.node("Transpose", [g.node("MatMul", [probabilities, v])], perm=[0, 2, 1, 3])
     context = g.node("Reshape", [context, merge_shape])
-    x = g.node("Add", ["x", linear(context, model_dim, model_dim, "attn.out")])
+    x = g.node("Add", [x, linear(g, context, model_dim, model_dim, prefix + "attn.out")])
 
-    h = layer_norm(x, "ln2")
-    h = linear(h, model_dim, ff_dim, "ff.in")
+    h = layer_norm(g, x, model_dim, prefix + "ln2")
+    h = linear(g, h, model_dim, ff_dim, prefix + "ff.in")
     # GELU (exact) from Erf: 0.5 * h * (1 + erf(h / sqrt(2))); opset 17 has no Gelu.
     half = g.constant("gelu.half", np.array(0.5, np.float32))
     one = g.constant("gelu.one", np.array(1.0, np.float32))
     root2 = g.constant("gelu.sqrt2", np.array(math.sqrt(2.0), np.float32))
     erf = g.node("Erf", [g.node("Div", [h, root2])])
     h = g.node("Mul", [g.node("Mul", [h, half]), g.node("Add", [erf, one])])
-    h = linear(h, ff_dim, model_dim, "ff.out")
-    g.nodes.append(helper.make_node("Add", [x, h], ["y"], name="residual.ff"))
+    h = linear(g, h, ff_dim, model_dim, prefix + "ff.out")
+    if output is None:
+        return g.node("Add", [x, h])
+    g.nodes.append(helper.make_node("Add", [x, h], [output], name=prefix + "residual.ff"))
+    return output
+
+
+def transformer(batch=2, sequence=16, model_dim=32, heads=4, ff_dim=64, seed=3):
+    g = GraphBuilder("transformer", seed)
+    transformer_block(g, "x", "", batch, sequence, model_dim, heads, ff_dim, output="y")
     shape = (batch, sequence, model_dim)
     return g.model([tensor("x", shape)], [tensor("y", shape)])
 
 
-def unet(batch=1, channels=1, base=8, image=32, seed=4):
+def gpt2(batch=2, sequence=16, model_dim=32, heads=4, layers=2, vocab=64, seed=6):
+    """A GPT-2-style decoder on int64 tokens (batch, sequence): token and
+    position embeddings, `layers` pre-LayerNorm blocks with causal attention
+    and a 4x GELU feed-forward, a final LayerNorm, and logits
+    (batch * sequence, vocab) from the token embedding (tied, as GPT-2's
+    head is), ready for softmax cross-entropy against the next tokens.
+    GPT-2 small is model_dim=768, heads=12, layers=12, vocab=50257,
+    sequence=1024."""
+    g = GraphBuilder("gpt2", seed)
+    wte = g.weight("wte", (vocab, model_dim), scale=0.02)
+    wpe = g.weight("wpe", (sequence, model_dim), scale=0.01)
+    x = g.node("Add", [g.node("Gather", [wte, "tokens"], axis=0), wpe])
+    # The causal mask, added to the scores: a Constant node, so that the
+    # importer folds it into a constant instead of a trainable parameter.
+    mask = np.triu(np.full((sequence, sequence), -1e9, np.float32), k=1)
+    mask = g.node("Constant", [], value=numpy_helper.from_array(mask, "causal_mask"))
+    for layer in range(layers):
+        x = transformer_block(g, x, f"h{layer}.", batch, sequence, model_dim, heads,
+                              4 * model_dim, mask=mask)
+    x = layer_norm(g, x, model_dim, "ln_f")
+    rows = g.constant("shape.rows", np.array([batch * sequence, model_dim], np.int64))
+    x = g.node("Reshape", [x, rows])
+    g.nodes.append(helper.make_node("Gemm", [x, wte], ["logits"], name="head", transB=1))
+    return g.model([tensor("tokens", (batch, sequence), TensorProto.INT64)],
+                   [tensor("logits", (batch * sequence, vocab))])
+
+
+# ResNet-50's bottleneck blocks per stage; each block's output has 4 times
+# the stage's width.
+RESNET50_BLOCKS = [3, 4, 6, 3]
+
+
+def resnet50(batch=8, image=224, classes=1000, training=False, width=64, seed=5):
+    """ResNet-50 (bottleneck blocks 3-4-6-3, the stride on the 3x3
+    convolution as in torchvision, 25.6 million parameters) on
+    (batch, 3, image, image); batch normalization in training mode when
+    `training`. `width` is the stem's channels and the first stage's
+    bottleneck width (the stages double it); below 64 it is a thinner
+    network of the same graph, for tests."""
+    g = GraphBuilder("resnet50", seed)
+
+    def conv(x, cin, cout, kernel, stride, prefix, relu=True):
+        return conv_bn(g, x, cin, cout, prefix, relu=relu, stride=stride, kernel=kernel,
+                       weight=f"{prefix}.weight", training=training)
+
+    y = conv("x", 3, width, 7, 2, "conv1")
+    y = g.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    cin = width
+    for stage, blocks in enumerate(RESNET50_BLOCKS):
+        stage_width = width * 2 ** stage
+        for block in range(blocks):
+            stride = 2 if block == 0 and stage > 0 else 1
+            prefix = f"layer{stage + 1}.{block}"
+            r = conv(y, cin, stage_width, 1, 1, prefix + ".conv1")
+            r = conv(r, stage_width, stage_width, 3, stride, prefix + ".conv2")
+            r = conv(r, stage_width, stage_width * 4, 1, 1, prefix + ".conv3", relu=False)
+            if block == 0:
+                y = conv(y, cin, stage_width * 4, 1, stride, prefix + ".downsample", relu=False)
+            y = g.node("Relu", [g.node("Add", [y, r])])
+            cin = stage_width * 4
+    y = g.node("Flatten", [g.node("GlobalAveragePool", [y])], axis=1)
+    w = g.weight("fc.weight", (classes, cin))
+    b = g.weight("fc.bias", (classes,), scale=0.1)
+    g.nodes.append(helper.make_node("Gemm", [y, w, b], ["logits"], name="fc", transB=1))
+    return g.model([tensor("x", (batch, 3, image, image))], [tensor("logits", (batch, classes))])
+
+
+def unet(batch=1, channels=1, base=8, image=32, depth=2, convs=1, seed=4):
+    """A U-Net on (batch, channels, image, image): `depth` down-sampling
+    stages (MaxPool) of base, 2 base, ... channels, a bottleneck of
+    2^depth base, and as many up-sampling stages (nearest Resize, the skip
+    concatenated after it); every stage is `convs` 3x3 convolutions with bias
+    and Relu; a 1x1 convolution maps back to `channels`. The original U-Net
+    is depth=4, convs=2, base=64."""
     g = GraphBuilder("unet", seed)
+    if image % (2 ** depth):
+        raise ValueError(f"unet: the image size {image} is not divisible by 2^depth = {2 ** depth}")
 
     def conv_relu(x, in_channels, out_channels, prefix):
         w = g.weight(f"{prefix}.weight", (out_channels, in_channels, 3, 3))
         b = g.weight(f"{prefix}.bias", (out_channels,), scale=0.1)
         return g.node("Relu", [g.node("Conv", [x, w, b], kernel_shape=[3, 3], pads=[1, 1, 1, 1])])
 
+    def stage(x, in_channels, out_channels, prefix):
+        for index in range(convs):
+            name = prefix if convs == 1 else f"{prefix}.{index}"
+            x = conv_relu(x, in_channels if index == 0 else out_channels, out_channels, name)
+        return x
+
+    def pool(x):
+        return g.node("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
+
     scales = g.constant("up.scales", np.array([1, 1, 2, 2], np.float32))
-    e1 = conv_relu("x", channels, base, "enc1")
-    e2 = conv_relu(g.node("MaxPool", [e1], kernel_shape=[2, 2], strides=[2, 2]), base, 2 * base, "enc2")
-    m = conv_relu(g.node("MaxPool", [e2], kernel_shape=[2, 2], strides=[2, 2]), 2 * base, 4 * base, "mid")
-    u2 = g.node("Resize", [m, "", scales], mode="nearest")
-    d2 = conv_relu(g.node("Concat", [u2, e2], axis=1), 6 * base, 2 * base, "dec2")
-    u1 = g.node("Resize", [d2, "", scales], mode="nearest")
-    d1 = conv_relu(g.node("Concat", [u1, e1], axis=1), 3 * base, base, "dec1")
+    skips = []
+    y, width = "x", channels
+    for level in range(1, depth + 1):
+        y = stage(y if level == 1 else pool(y), width, base * 2 ** (level - 1), f"enc{level}")
+        skips.append(y)
+        width = base * 2 ** (level - 1)
+    y = stage(pool(y), width, base * 2 ** depth, "mid")
+    width = base * 2 ** depth
+    for level in range(depth, 0, -1):
+        up = g.node("Resize", [y, "", scales], mode="nearest")
+        skip_width = base * 2 ** (level - 1)
+        y = stage(g.node("Concat", [up, skips[level - 1]], axis=1), width + skip_width,
+                  skip_width, f"dec{level}")
+        width = skip_width
     w = g.weight("head.weight", (channels, base, 1, 1))
-    g.nodes.append(helper.make_node("Conv", [d1, w], ["y"], name="head", kernel_shape=[1, 1]))
+    g.nodes.append(helper.make_node("Conv", [y, w], ["y"], name="head", kernel_shape=[1, 1]))
     shape = (batch, channels, image, image)
     return g.model([tensor("x", shape)], [tensor("y", shape)])
 

@@ -18,9 +18,11 @@
 #include "NpyFile.h"
 #include "RandomData.h"
 #include "WeightsFile.h"
+#include "common/ElementTypes.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -40,7 +42,8 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: %s [--steps N] [--seed S] [--data DIR] [--weights FILE]\n"
-    "          [--save-weights OUT] [--profile OUT.json] [--trace OUT.json]\n"
+    "          [--random-weights S] [--save-weights OUT] [--profile OUT.json]\n"
+    "          [--trace OUT.json]\n"
     "\n"
     "Trains the compiled step for N steps (default 1), printing the loss of\n"
     "each step.\n"
@@ -51,6 +54,8 @@ constexpr const char *kUsage =
     "  --data DIR          read each data input from DIR/<name>.npy instead\n"
     "  --weights FILE      read parameters and optimizer state from FILE\n"
     "                      (default: this executable's path + .weights)\n"
+    "  --random-weights S  draw the parameters from seed S >= 0 instead and\n"
+    "                      start the optimizer state at zero (no file read)\n"
     "  --save-weights OUT  write the trained parameters and state to OUT\n"
     "  --profile OUT.json  write each op's mean time over the steps\n"
     "  --trace OUT.json    write the last step's measured memory timeline\n"
@@ -61,6 +66,7 @@ constexpr const char *kUsage =
 struct Options {
   int64_t steps = 1;
   uint64_t seed = 0;
+  std::optional<uint64_t> randomWeightsSeed;
   std::optional<std::string> dataDirectory, weightsPath, saveWeightsPath,
       profilePath, tracePath;
   bool help = false;
@@ -105,8 +111,8 @@ std::optional<Failure> parseOptions(int argc, const char *const *argv,
       hasValue = true;
     }
     static const char *const kFlags[] = {
-        "--steps",        "--seed",    "--data",  "--weights",
-        "--save-weights", "--profile", "--trace",
+        "--steps",          "--seed",         "--data",    "--weights",
+        "--random-weights", "--save-weights", "--profile", "--trace",
     };
     bool known = false;
     for (const char *name : kFlags)
@@ -133,6 +139,14 @@ std::optional<Failure> parseOptions(int argc, const char *const *argv,
       options.seed = static_cast<uint64_t>(*seed);
       continue;
     }
+    if (flag == "--random-weights") {
+      std::optional<int64_t> seed = parseInteger(value, 0);
+      if (!seed)
+        return Failure{"--random-weights takes a whole number >= 0, not '" +
+                       value + "'"};
+      options.randomWeightsSeed = static_cast<uint64_t>(*seed);
+      continue;
+    }
     if (value.empty())
       return Failure{flag + " needs a non-empty path"};
     if (flag == "--data")
@@ -146,6 +160,9 @@ std::optional<Failure> parseOptions(int argc, const char *const *argv,
     else
       options.tracePath = value;
   }
+  if (options.weightsPath && options.randomWeightsSeed)
+    return Failure{"--weights and --random-weights exclude each other: read "
+                   "the weights from a file or draw them, not both"};
   return std::nullopt;
 }
 
@@ -263,6 +280,34 @@ double readFloat(const void *data, lethe_rt_dtype dtype) {
   default:
     return std::nan("");
   }
+}
+
+/// The initial value of a parameter or optimizer state argument under
+/// --random-weights (docs/Executables.md): state is zero, as lethec writes
+/// it; a float parameter is uniform in [-b, b) with b = 1 / sqrt(fan in),
+/// the fan in being the product of the dimensions after the first (1 for
+/// rank 0 and 1), as PyTorch initializes linear and convolution weights,
+/// rounded to the dtype on the host; any other parameter is zero.
+void drawRandomWeights(std::mt19937_64 &rng, const ManifestArgument &argument,
+                       std::string &data) {
+  // All zero bytes are zero in every dtype.
+  data.assign(argument.bytes, '\0');
+  if (argument.kind == ArgumentKind::State)
+    return;
+  int64_t count = 1, fanIn = 1;
+  for (size_t dim = 0; dim < argument.shape.size(); ++dim) {
+    count *= argument.shape[dim];
+    if (dim > 0)
+      fanIn *= argument.shape[dim];
+  }
+  double bound =
+      1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(fanIn, 1)));
+  std::uniform_real_distribution<double> real(-bound, bound);
+  lethe::rt::dispatchFloat(argument.dtype, [&](auto storage) {
+    using Storage = decltype(storage);
+    for (int64_t index = 0; index < count; ++index)
+      lethe::rt::store<Storage>(data.data(), index, real(rng));
+  });
 }
 
 /// The op boundaries of one step, as the op hook records them.
@@ -458,6 +503,7 @@ public:
       : options(options), manifest(manifest), step(step), out(out) {}
 
   std::optional<Failure> loadWeights(const char *argv0);
+  void drawWeights(uint64_t seed);
   std::optional<Failure> loadData();
   std::optional<Failure> train();
   std::optional<Failure> writeOutputs();
@@ -494,6 +540,10 @@ std::optional<Failure> Run::loadWeights(const char *argv0) {
                     argument.kind == ArgumentKind::State;
   if (!needsWeights && !options.weightsPath)
     return std::nullopt;
+  if (options.randomWeightsSeed) {
+    drawWeights(*options.randomWeightsSeed);
+    return std::nullopt;
+  }
   weightsPath =
       options.weightsPath ? *options.weightsPath : getDefaultWeightsPath(argv0);
   std::vector<WeightsTensor> tensors;
@@ -526,6 +576,18 @@ std::optional<Failure> Run::loadWeights(const char *argv0) {
     values[index].bytes = std::move(tensor.data);
   }
   return std::nullopt;
+}
+
+/// --random-weights: every parameter and state argument drawn in argument
+/// order from one generator seeded with `seed`.
+void Run::drawWeights(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (size_t index = 0; index < manifest.arguments.size(); ++index) {
+    const ManifestArgument &argument = manifest.arguments[index];
+    if (argument.kind == ArgumentKind::Parameter ||
+        argument.kind == ArgumentKind::State)
+      drawRandomWeights(rng, argument, values[index].bytes);
+  }
 }
 
 std::optional<Failure> Run::loadData() {

@@ -9,7 +9,8 @@
 // driver owns the command line
 //
 //   NAME [--steps N] [--seed S] [--data DIR] [--weights FILE]
-//        [--save-weights OUT] [--profile OUT.json] [--trace OUT.json] [--help]
+//        [--random-weights S] [--save-weights OUT] [--profile OUT.json]
+//        [--trace OUT.json] [--help]
 //
 // and the training loop: it checks the manifest, sets up the runtime's
 // memory, loads the weights and the data, runs the step N times feeding each

@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -259,6 +260,45 @@ TEST_F(DriverTest, ReadsDataFromNpyFilesWithBatches) {
   EXPECT_EQ(std::memcmp(v, weights.v, sizeof(v)), 0);
 }
 
+TEST_F(DriverTest, TrainsFromRandomWeightsWithoutAFile) {
+  // The weights --random-weights 5 draws, by the rule RandomData.h states:
+  // w (f32 [3, 2], fan in 2) uniform in [-1/sqrt(2), 1/sqrt(2)), its velocity
+  // (state) zero, lr (f32 [], fan in 1) uniform in [-1, 1), in that order.
+  std::mt19937_64 rng(5);
+  Weights weights;
+  std::uniform_real_distribution<double> wDistribution(-1 / std::sqrt(2.0),
+                                                       1 / std::sqrt(2.0));
+  for (float &value : weights.w)
+    value = static_cast<float>(wDistribution(rng));
+  for (float &value : weights.v)
+    value = 0;
+  std::uniform_real_distribution<double> lrDistribution(-1, 1);
+  weights.lr = static_cast<float>(lrDistribution(rng));
+
+  fs::remove(path("prog.weights"));
+  RunResult result =
+      run("--steps 3 --seed 7 --random-weights 5 --save-weights r.weights");
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  float x[kXSize], y[kYSize];
+  drawData(7, x, y);
+  Weights expected = weights;
+  std::vector<std::string> expectedLosses;
+  for (int64_t step = 0; step < 3; ++step)
+    expectedLosses.push_back(formatLoss(
+        computeTestStep(x, y, expected.w, expected.v, expected.lr, step)));
+  EXPECT_EQ(printedLosses(result.out), expectedLosses) << result.out;
+  float w[kWSize], v[kWSize], lr;
+  readTrained(path("r.weights"), w, v, &lr);
+  EXPECT_EQ(std::memcmp(w, expected.w, sizeof(w)), 0);
+  EXPECT_EQ(std::memcmp(v, expected.v, sizeof(v)), 0);
+  EXPECT_EQ(lr, weights.lr);
+
+  // Another seed draws other weights.
+  RunResult other = run("--steps 3 --seed 7 --random-weights 6");
+  ASSERT_EQ(other.exitCode, 0) << other.err;
+  EXPECT_NE(printedLosses(other.out), expectedLosses);
+}
+
 TEST_F(DriverTest, TraceIsAMeasuredMemoryTimeline) {
   RunResult result = run("--steps 2 --trace trace.json");
   ASSERT_EQ(result.exitCode, 0) << result.err;
@@ -332,6 +372,10 @@ TEST_F(DriverTest, CommandLineErrors) {
   expectError("--steps 99999999999999999999", "--steps takes");
   expectError("--seed -1", "--seed takes a whole number >= 0, not '-1'");
   expectError("--save-weights ''", "--save-weights needs a non-empty path");
+  expectError("--random-weights x",
+              "--random-weights takes a whole number >= 0, not 'x'");
+  expectError("--weights prog.weights --random-weights 1",
+              "--weights and --random-weights exclude each other");
 }
 
 TEST_F(DriverTest, WeightsErrors) {
