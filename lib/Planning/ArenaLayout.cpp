@@ -66,10 +66,12 @@ constexpr double kSearchWork = 1.5e9;
 constexpr size_t kSearchStarts = 4;
 
 /// The work of one branch-and-bound attempt (nodes times blocks: a node
-/// costs a pass over the unplaced blocks), the most blocks it runs on (the
-/// greedy layout of larger inputs is already within a fraction of a percent
-/// of the peak) and the deepest it recurses.
+/// costs a pass over the unplaced blocks), the attempts' worth of work all
+/// attempts on one layout may share, the most blocks it runs on (the greedy
+/// layout of larger inputs is already within a fraction of a percent of the
+/// peak) and the deepest it recurses.
 constexpr int64_t kBranchWork = 5'000'000;
+constexpr int64_t kBranchAttempts = 6;
 constexpr size_t kMaxBranchBlocks = 2000;
 constexpr int kMaxBranchDepth = 20000;
 
@@ -312,7 +314,8 @@ public:
 
   /// Looks for a layout whose arena is at most `arenaUnits` units within
   /// `maxNodes` nodes; on success fills `offsets` (in units, indexed like
-  /// the blocks) and returns true.
+  /// the blocks) and returns true. Either way, `nodesVisited()` then says
+  /// how many nodes it took.
   bool run(int64_t arenaUnits, int64_t maxNodes,
            std::vector<int64_t> &offsets) {
     capacity = arenaUnits;
@@ -330,6 +333,8 @@ public:
     offsets = at;
     return true;
   }
+
+  int64_t nodesVisited() const { return std::min(nodes, nodeLimit); }
 
 private:
   struct Item {
@@ -459,7 +464,10 @@ private:
 
 /// Shrinks `arena` (with `offsets`, indexed like `blocks`) by the branch and
 /// bound while it stays above `peak`: to the peak, else one unit below the
-/// best until an attempt fails in both orders.
+/// best until an attempt fails in both orders. The attempts share
+/// kBranchAttempts attempts' worth of nodes: a success visits a node per
+/// block at least, and on a large arena the descent could take hundreds of
+/// them (tens of seconds for 2000 blocks).
 void shrinkByBranchAndBound(const std::vector<Block> &blocks, int64_t peak,
                             int64_t &arena, std::vector<int64_t> &offsets) {
   int64_t unit = 0;
@@ -471,29 +479,32 @@ void shrinkByBranchAndBound(const std::vector<Block> &blocks, int64_t peak,
   for (BranchOrder order : {BranchOrder::Size, BranchOrder::Length})
     searches.emplace_back(blocks, unit, order);
   std::vector<int64_t> found;
-  // The peak itself first: when a layout reaches it, the search often finds
-  // one quickly, and more easily than one a unit or two above it.
-  bool atPeak = true;
-  while (arena > peak) {
-    int64_t capacity = atPeak ? peak / unit : arena / unit - 1;
-    if (!atPeak && capacity <= peak / unit)
-      break; // tried at the peak already
-    bool shrunk = false;
+  int64_t nodesLeft = kBranchAttempts * nodeLimit;
+  auto attempt = [&](int64_t capacity) {
     for (BranchAndBound &search : searches) {
-      if (!search.run(capacity, nodeLimit, found))
+      if (nodesLeft <= 0)
+        return false;
+      bool success =
+          search.run(capacity, std::min(nodeLimit, nodesLeft), found);
+      nodesLeft -= search.nodesVisited();
+      if (!success)
         continue;
       arena = 0;
       for (size_t b = 0; b < blocks.size(); ++b) {
         offsets[b] = found[b] * unit;
         arena = std::max(arena, offsets[b] + blocks[b].size);
       }
-      shrunk = true;
-      break;
+      return true;
     }
-    if (!shrunk && !atPeak)
+    return false;
+  };
+  // The peak itself first: when a layout reaches it, the search often finds
+  // one quickly, and more easily than one a unit or two above it.
+  if (attempt(peak / unit))
+    return;
+  while (arena / unit - 1 > peak / unit)
+    if (!attempt(arena / unit - 1))
       break;
-    atPeak = false;
-  }
 }
 
 } // namespace
