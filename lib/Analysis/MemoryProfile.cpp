@@ -6,6 +6,7 @@
 
 #include "lethe/Analysis/MemoryProfile.h"
 
+#include "lethe/Dialect/Lethe/IR/LetheInterfaces.h"
 #include "lethe/Dialect/Lethe/IR/TensorSize.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -54,6 +55,7 @@ MemoryProfile::MemoryProfile(Operation *funcOp) : funcOp(funcOp) {}
 LogicalResult MemoryProfile::run() {
   ops.clear();
   values.clear();
+  workspaces.clear();
   liveBytes.clear();
   peak = Peak();
 
@@ -61,8 +63,8 @@ LogicalResult MemoryProfile::run() {
   if (body.empty())
     return success();
   if (!body.hasOneBlock())
-    return funcOp->emitError(
-        "memory profile needs a function with a single block, this one has ")
+    return funcOp->emitError("memory profile needs a function with a single "
+                             "block, this one has ")
            << body.getBlocks().size();
   Block &block = body.front();
 
@@ -81,7 +83,7 @@ LogicalResult MemoryProfile::run() {
     std::optional<int64_t> size = getSizeInBytes(tensorType);
     if (!size)
       return emitError(value.getLoc(), "memory profile needs static shapes, "
-                                        "but a value has type ")
+                                       "but a value has type ")
              << tensorType;
     int64_t end = begin;
     for (Operation *user : value.getUsers()) {
@@ -101,9 +103,18 @@ LogicalResult MemoryProfile::run() {
       if (failed(addValue(result, static_cast<int64_t>(index))))
         return failure();
 
+  for (auto [index, op] : llvm::enumerate(ops))
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      if (int64_t bytes = cost.getWorkspaceBytes(); bytes > 0)
+        workspaces.push_back(
+            {op, LiveInterval{bytes, static_cast<int64_t>(index),
+                              static_cast<int64_t>(index)}});
+
   SmallVector<LiveInterval> intervals;
-  intervals.reserve(values.size());
+  intervals.reserve(values.size() + workspaces.size());
   for (const ValueInfo &info : values)
+    intervals.push_back(info.interval);
+  for (const WorkspaceInfo &info : workspaces)
     intervals.push_back(info.interval);
   liveBytes = computeLiveBytes(intervals, static_cast<int64_t>(ops.size()));
   peak = findPeak(liveBytes);
@@ -114,8 +125,8 @@ void MemoryProfile::print(raw_ostream &os) const {
   StringRef name = "<anonymous>";
   if (auto function = dyn_cast<FunctionOpInterface>(funcOp))
     name = function.getName();
-  os << "memory profile of @" << name << ": " << values.size()
-     << " tensors, " << ops.size() << " ops\n";
+  os << "memory profile of @" << name << ": " << values.size() << " tensors, "
+     << ops.size() << " ops\n";
 
   AsmState state(funcOp);
   os << "  values:\n";
@@ -129,6 +140,14 @@ void MemoryProfile::print(raw_ostream &os) const {
     os << llvm::formatv("    {0,-8} {1,-28} {2,12} bytes  live {3}..{4}\n",
                         valueName, typeName, info.interval.sizeInBytes,
                         info.interval.begin, info.interval.end);
+  }
+  if (!workspaces.empty()) {
+    os << "  workspace:\n";
+    for (const WorkspaceInfo &info : workspaces)
+      os << llvm::formatv(
+          "    #{0,-4} {1,-31} {2,12} bytes  live {3}..{4}\n",
+          info.interval.begin, info.op->getName().getStringRef(),
+          info.interval.sizeInBytes, info.interval.begin, info.interval.end);
   }
   os << "  live bytes by op:\n";
   for (auto [index, op] : llvm::enumerate(ops))

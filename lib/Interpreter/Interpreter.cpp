@@ -246,7 +246,10 @@ Interpreter::run(func::FuncOp function, std::vector<HostTensor> arguments) {
       return failure();
     for (auto [result, tensor] : llvm::zip(op.getResults(), results))
       define(result, std::move(tensor));
-    peakBytes = std::max(peakBytes, liveBytes);
+    // The op's workspace (executeOp passes it one) is held while it runs.
+    auto cost = dyn_cast<CostOpInterface>(op);
+    peakBytes =
+        std::max(peakBytes, liveBytes + (cost ? cost.getWorkspaceBytes() : 0));
 
     // Free what this op used for the last time, and results nobody reads.
     for (Value operand : op.getOperands())

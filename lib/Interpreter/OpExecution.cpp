@@ -47,12 +47,30 @@ struct Execution {
 
   const lethe_rt_tensor *in(unsigned index) { return &operandViews[index]; }
   const lethe_rt_tensor *out(unsigned index = 0) { return &resultViews[index]; }
+  /// The op's workspace, as a planned executable passes its arena block: a
+  /// rank-1 u8 buffer of the cost interface's workspace bytes (NULL when
+  /// the op needs none), held until the op returns.
+  const lethe_rt_tensor *workspace() {
+    auto cost = dyn_cast<CostOpInterface>(op);
+    workspaceBytes = cost ? cost.getWorkspaceBytes() : 0;
+    if (workspaceBytes <= 0)
+      return nullptr;
+    workspaceData.assign(workspaceBytes, 0);
+    workspaceView = {workspaceData.data(), LETHE_RT_U8, 1, &workspaceBytes};
+    return &workspaceView;
+  }
+
   /// Turns a runtime status into a diagnostic at the op.
   LogicalResult check(lethe_rt_status status) {
     if (status == LETHE_RT_OK)
       return success();
     return op.emitError("runtime error: ") << lethe_rt_last_error(context);
   }
+
+private:
+  int64_t workspaceBytes = 0;
+  std::vector<char> workspaceData;
+  lethe_rt_tensor workspaceView = {};
 };
 
 LogicalResult unary(Execution &execution, lethe_rt_unary_kind kind,
@@ -171,10 +189,11 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
       .Case([&](ConvOp conv) {
         const lethe_rt_tensor *bias =
             operands.size() > 2 ? execution.in(2) : nullptr;
-        return execution.check(lethe_rt_conv(
-            context, execution.in(0), execution.in(1), bias,
-            conv.getStrides().data(), conv.getPads().data(),
-            conv.getDilations().data(), conv.getGroup(), execution.out()));
+        return execution.check(
+            lethe_rt_conv(context, execution.in(0), execution.in(1), bias,
+                          conv.getStrides().data(), conv.getPads().data(),
+                          conv.getDilations().data(), conv.getGroup(),
+                          execution.out(), execution.workspace()));
       })
       .Case([&](ConvTransposeOp conv) {
         const lethe_rt_tensor *bias =
@@ -183,13 +202,13 @@ LogicalResult lethe::executeOp(lethe_rt_context *context, Operation &op,
             context, execution.in(0), execution.in(1), bias,
             conv.getStrides().data(), conv.getPads().data(),
             conv.getDilations().data(), conv.getOutputPadding().data(),
-            conv.getGroup(), execution.out()));
+            conv.getGroup(), execution.out(), execution.workspace()));
       })
       .Case([&](ConvGradWeightOp grad) {
         return execution.check(lethe_rt_conv_grad_weight(
             context, execution.in(0), execution.in(1), grad.getStrides().data(),
             grad.getPads().data(), grad.getDilations().data(), grad.getGroup(),
-            execution.out()));
+            execution.out(), execution.workspace()));
       })
       .Case([&](MaxPoolOp pool) {
         return execution.check(lethe_rt_max_pool(

@@ -141,9 +141,22 @@ FailureOr<double> TrainingLoop::step(std::vector<HostTensor> arguments) {
 }
 
 std::optional<int64_t> mlir::lethe::getClassCount(BlockArgument argument) {
-  for (OpOperand &use : argument.getUses()) {
-    Operation *user = use.getOwner();
-    unsigned operand = use.getOperandNumber();
+  // A planned step may swap the labels out and back: the loss then reads a
+  // prefetched copy, reached through the offload's host value.
+  SmallVector<Value> copies = {argument};
+  SmallVector<OpOperand *> uses;
+  while (!copies.empty()) {
+    Value value = copies.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      if (isa<OffloadOp, PrefetchOp>(use.getOwner()))
+        copies.push_back(use.getOwner()->getResult(0));
+      else
+        uses.push_back(&use);
+    }
+  }
+  for (OpOperand *use : uses) {
+    Operation *user = use->getOwner();
+    unsigned operand = use->getOperandNumber();
     Type scores;
     if (isa<SoftmaxCrossEntropyOp, NllOp>(user) && operand == 1)
       scores = user->getOperand(0).getType();

@@ -679,10 +679,13 @@ lethe::planning::getScheduleBuffers(const PlanningProblem &problem,
   }
   const std::vector<GraphValue> &values = problem.graph.values;
   int64_t end = static_cast<int64_t>(schedule.size());
-  buffers.device.reserve(replay.versions.size());
+  buffers.device.reserve(replay.versions.size() + replay.workspaces.size());
   for (const detail::VersionLifetime &version : replay.versions)
     buffers.device.push_back({values[version.value].bytes, version.firstStep,
                               version.lastStep, version.value});
+  for (const detail::WorkspaceUse &use : replay.workspaces)
+    buffers.device.push_back({problem.graph.nodes[use.node].workspaceBytes,
+                              use.step, use.step, /*value=*/-1, use.node});
   for (const detail::HostCopy &copy : replay.hostCopies)
     buffers.host.push_back(
         {values[copy.value].bytes, copy.firstStep, end, copy.value});

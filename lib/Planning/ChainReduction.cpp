@@ -21,7 +21,8 @@ enum class ValueRole { Outside, Chain, StepOutput, ForwardOnly };
 
 /// The simulator's memory over one run of nodes, counting the values the
 /// model tracks as the simulator frees them (after their last read in the
-/// run, unless kept) plus a background given per node.
+/// run, unless kept), each node's workspace while it runs, plus a background
+/// given per node.
 class RunModel {
 public:
   struct Run {
@@ -82,6 +83,7 @@ public:
     for (int index = 0; index < count; ++index) {
       alive += delta[index];
       int64_t here = alive + run.backgroundOffset +
+                     graph.nodes[nodes[index]].workspaceBytes +
                      (run.background ? (*run.background)[nodes[index]] : 0);
       peak = std::max(peak, here);
     }

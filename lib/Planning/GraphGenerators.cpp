@@ -184,6 +184,15 @@ TrainingGraph lethe::planning::makeRandomTrainingDag(int forwardNodes,
   return makeTraining(forwardNodes, seed, 0.3, 0.5);
 }
 
+TrainingGraph lethe::planning::addRandomWorkspace(TrainingGraph graph,
+                                                  uint64_t seed) {
+  Random random{seed};
+  for (GraphNode &node : graph.nodes)
+    if (node.role != NodeRole::Optimizer && random.chance(1.0 / 3))
+      node.workspaceBytes = random.range(1, 16) * 1024;
+  return graph;
+}
+
 PlanningProblem lethe::planning::makeProblem(TrainingGraph graph,
                                              double fraction) {
   PlanningProblem problem;

@@ -483,15 +483,17 @@ void GreedyPlanner::computeSlot(int node) {
       extra += graph.values[output].bytes;
   for (int output : op.outputs)
     ++pins[output];
-  ensureRoom(extra);
+  // The workspace is held during this compute only: it needs room now, but
+  // `current` (what stays after the slot) leaves it out.
+  ensureRoom(extra + op.workspaceBytes);
   for (int output : op.outputs)
     --pins[output];
   int slot = static_cast<int>(slotNode.size());
   if (slot >= slotLimit)
     throw GreedyFailure{"it recomputes too much"};
   current += extra;
-  tree.add(slot, slot, current);
-  runningPeak = std::max(runningPeak, current);
+  tree.add(slot, slot, current + op.workspaceBytes);
+  runningPeak = std::max(runningPeak, current + op.workspaceBytes);
   double start = clock;
   for (int input : inputs)
     start = std::max(start, readyTime[input]);

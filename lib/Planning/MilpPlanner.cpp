@@ -28,9 +28,11 @@
 //   S[t+1][v] <= S[t][v] + R[t][p(v)]   (S past the last stage: the outputs)
 //   F[t][v][k] <= R[t][k],  F[t][v][k] <= 1 - S[t+1][v],
 //   F[t][v][k] <= 1 - R[t][j]           for every user j of v after k in t
-//   U[t][first] = sum_v bytes(v) S[t][v] + bytes(outputs of first) R[t][first]
+//   U[t][first] = sum_v bytes(v) S[t][v]
+//                 + (bytes(outputs of first) + workspace(first)) R[t][first]
 //   U[t][k] = U[t][prev] - sum_v bytes(v) F[t][v][prev]
-//             + bytes(outputs of k) R[t][k]
+//             - workspace(prev) R[t][prev]
+//             + (bytes(outputs of k) + workspace(k)) R[t][k]
 //
 // and the objective is sum R[t][k] seconds(k). F appears only in the memory
 // rows, where freeing more never hurts, so it needs no lower bounds and no
@@ -45,8 +47,9 @@
 // to its bound, U at each step is the simulator's memory at that step:
 // values entering the stage stay until their last read in it unless carried
 // on, values made in the stage from the step that makes them, a value never
-// read is freed right after its step. Any other feasible S and F count at
-// least as much, so every solution's schedule simulates within the budget.
+// read is freed right after its step, and so is a node's workspace (surely:
+// it needs no F). Any other feasible S and F count at least as much, so
+// every solution's schedule simulates within the budget.
 // Inputs of the step are S[0] = 1, and values that cannot be made again
 // (inputs, outputs of nodes that are not recomputable) are fixed resident
 // from when they are made to their last reader.
@@ -255,11 +258,11 @@ private:
   /// which any computation may read it, and whether it can be made again.
   std::vector<int> lastUser, lastRead;
   std::vector<char> regenerable;
-  /// Size of each value and of each node's outputs, and the budget, in
-  /// units of `unitBytes`.
+  /// Size of each value, of each node's outputs and of its workspace, and
+  /// the budget, in units of `unitBytes`.
   int64_t unitBytes = 1;
   bool exact = true;
-  std::vector<double> valueUnits, outputUnits;
+  std::vector<double> valueUnits, outputUnits, workspaceUnits;
   double budgetUnits = 0;
   double timeUnit = 1, firstRunSeconds = 0;
 
@@ -322,25 +325,32 @@ CheckmateModel::CheckmateModel(const PlanningProblem &problem)
 
 void CheckmateModel::chooseUnits() {
   int64_t largest = 0, divisor = 0;
-  for (const GraphValue &value : graph.values) {
-    largest = std::max(largest, value.bytes);
-    if (value.bytes > 0)
-      divisor = std::gcd(divisor, value.bytes);
-  }
+  auto measure = [&](int64_t bytes) {
+    largest = std::max(largest, bytes);
+    if (bytes > 0)
+      divisor = std::gcd(divisor, bytes);
+  };
+  for (const GraphValue &value : graph.values)
+    measure(value.bytes);
+  for (const GraphNode &node : graph.nodes)
+    measure(node.workspaceBytes);
   unitBytes = std::max<int64_t>(divisor, 1);
   if (largest / unitBytes > kMaxUnitsPerValue)
     unitBytes = (largest + kMaxUnitsPerValue - 1) / kMaxUnitsPerValue;
-  valueUnits.resize(numValues);
-  for (int value = 0; value < numValues; ++value) {
-    int64_t bytes = graph.values[value].bytes;
-    valueUnits[value] =
-        static_cast<double>((bytes + unitBytes - 1) / unitBytes);
+  auto toUnits = [&](int64_t bytes) {
     exact &= bytes % unitBytes == 0;
-  }
+    return static_cast<double>((bytes + unitBytes - 1) / unitBytes);
+  };
+  valueUnits.resize(numValues);
+  for (int value = 0; value < numValues; ++value)
+    valueUnits[value] = toUnits(graph.values[value].bytes);
   outputUnits.assign(numNodes, 0);
-  for (int node = 0; node < numNodes; ++node)
+  workspaceUnits.assign(numNodes, 0);
+  for (int node = 0; node < numNodes; ++node) {
     for (int output : graph.nodes[node].outputs)
       outputUnits[node] += valueUnits[output];
+    workspaceUnits[node] = toUnits(graph.nodes[node].workspaceBytes);
+  }
   budgetUnits = problem.budgetBytes < 0
                     ? -1
                     : static_cast<double>(problem.budgetBytes / unitBytes);
@@ -507,8 +517,11 @@ bool CheckmateModel::build(std::string &error) {
         row.add(-1, memoryColumns[stage][index - 1]);
         for (const Free &free : frees[stage][index - 1])
           row.add(valueUnits[free.value], free.column);
+        int previous = order[index - 1];
+        row.add(workspaceUnits[previous], r(stage, previous));
       }
-      row.add(-outputUnits[order[index]], r(stage, order[index]));
+      int node = order[index];
+      row.add(-(outputUnits[node] + workspaceUnits[node]), r(stage, node));
       if (!row.emit(program, 0, 0)) {
         error = "the values that must be resident need more than the budget";
         return false;
@@ -640,12 +653,15 @@ bool CheckmateModel::encode(const Schedule &normalized,
     for (int value = 0; value < numValues; ++value)
       memory += valueUnits[value] * valueOf(s(stage, value));
     for (size_t index = 0; index < order.size(); ++index) {
-      if (index > 0)
+      if (index > 0) {
         for (const Free &free : frees[stage][index - 1])
           memory -= valueUnits[free.value] * solution[free.column];
+        int previous = order[index - 1];
+        memory -= workspaceUnits[previous] * valueOf(r(stage, previous));
+      }
       int node = order[index];
       double running = valueOf(r(stage, node));
-      memory += outputUnits[node] * running;
+      memory += (outputUnits[node] + workspaceUnits[node]) * running;
       solution[memoryColumns[stage][index]] = memory;
       peak = std::max(peak, memory);
       if (!running)
@@ -668,9 +684,9 @@ bool CheckmateModel::encode(const Schedule &normalized,
 //===----------------------------------------------------------------------===//
 
 /// The least memory the first computation of some node needs in any
-/// recompute-only plan: its inputs and outputs, the values that cannot be
-/// made again and are read later (or returned), and at the first step every
-/// input of the step. Sets `worstNode` to the node that needs it.
+/// recompute-only plan: its inputs, outputs and workspace, the values that
+/// cannot be made again and are read later (or returned), and at the first
+/// step every input of the step. Sets `worstNode` to the node that needs it.
 int64_t getLeastPeak(const TrainingGraph &graph, int &worstNode) {
   int numNodes = static_cast<int>(graph.nodes.size());
   int numValues = static_cast<int>(graph.values.size());
@@ -696,7 +712,7 @@ int64_t getLeastPeak(const TrainingGraph &graph, int &worstNode) {
   worstNode = 0;
   for (int node = 0; node < numNodes; ++node) {
     running += pinned[node];
-    int64_t bytes = running;
+    int64_t bytes = running + graph.nodes[node].workspaceBytes;
     std::vector<int> touched;
     auto count = [&](int value) {
       const GraphValue &info = graph.values[value];

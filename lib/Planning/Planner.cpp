@@ -215,6 +215,20 @@ int64_t lethe::planning::findMinimumBudget(const std::string &name,
   return high;
 }
 
+int64_t lethe::planning::getUnplannedBudget(const PlanningProblem &problem,
+                                            const PlanOptions &options) {
+  Schedule unplanned = makeUnplannedSchedule(problem.graph);
+  int64_t budget = simulate(problem, unplanned).peakBytes;
+  // With the arena bounded, the unplanned step needs its arena's size (as
+  // tryStrategy lays it out).
+  if (options.arenaAlignment > 0)
+    budget = std::max(budget,
+                      layOutArena(getScheduleBuffers(problem, unplanned).device,
+                                  options.arenaAlignment, /*search=*/false)
+                          .arenaBytes);
+  return budget;
+}
+
 bool lethe::planning::runStrategy(const std::string &name,
                                   const PlanningProblem &problem,
                                   const PlanOptions &options,
@@ -238,22 +252,15 @@ bool lethe::planning::runStrategy(const std::string &name,
     return false;
   }
   // No plan at this budget: find the smallest that has one, between the
-  // budget and the unplanned peak (which every strategy meets).
+  // budget and what the unplanned step needs (which every strategy meets).
   SimulationResult unplanned =
       simulate(problem, makeUnplannedSchedule(problem.graph));
   if (!unplanned.valid) {
     error = "the training step cannot be simulated: " + unplanned.error;
     return false;
   }
-  int64_t high = std::max(unplanned.peakBytes, problem.budgetBytes);
-  // With the arena bounded, the unplanned step needs its arena's size.
-  if (options.arenaAlignment > 0)
-    high = std::max(
-        high, layOutArena(getScheduleBuffers(
-                              problem, makeUnplannedSchedule(problem.graph))
-                              .device,
-                          options.arenaAlignment, /*search=*/false)
-                  .arenaBytes);
+  int64_t high =
+      std::max(getUnplannedBudget(problem, options), problem.budgetBytes);
   int64_t minimum =
       findMinimumBudget(name, problem, options, problem.budgetBytes + 1, high);
   if (minimumBudget)

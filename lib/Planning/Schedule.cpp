@@ -61,6 +61,10 @@ uint64_t fingerprint(const TrainingGraph &graph) {
     mix(node.outputs.size());
     for (int output : node.outputs)
       mix(output);
+    // Mixed only when there is some, so that steps without workspace keep
+    // the fingerprints they had before it was modelled.
+    if (node.workspaceBytes > 0)
+      mix(static_cast<uint64_t>(node.workspaceBytes));
   }
   for (const GraphValue &value : graph.values)
     mix(static_cast<uint64_t>(value.bytes));
@@ -160,6 +164,8 @@ ScheduleReplay detail::replaySchedule(const PlanningProblem &problem,
         result.recomputeSeconds += node.seconds;
       for (int output : node.outputs)
         makeVersion(output, step);
+      if (node.workspaceBytes > 0)
+        replay.workspaces.push_back({s.id, step});
       continue;
     }
     if (s.id < 0 || s.id >= numValues)
@@ -268,6 +274,11 @@ SimulationResult lethe::planning::simulate(const PlanningProblem &problem,
     int64_t bytes = problem.graph.values[version.value].bytes;
     delta[version.firstStep] += bytes;
     delta[version.lastStep + 1] -= bytes;
+  }
+  for (const WorkspaceUse &use : replay.workspaces) {
+    int64_t bytes = problem.graph.nodes[use.node].workspaceBytes;
+    delta[use.step] += bytes;
+    delta[use.step + 1] -= bytes;
   }
   result.memory.resize(numSteps + 1);
   int64_t running = 0;

@@ -6,7 +6,8 @@
 //
 // The replay behind simulate() and getScheduleBuffers(): it checks every rule
 // of a schedule, times it, and finds every device version of a value and the
-// steps it is held by the freeing rule of Schedule.h, and every host copy.
+// steps it is held by the freeing rule of Schedule.h, every workspace (held
+// by the compute that needs it, for that step only), and every host copy.
 // The simulator sums the lifetimes into the memory curve; the arena layout
 // gives each of them an address. Keeping one routine keeps the two in
 // agreement: the arena holds exactly what the simulator counts.
@@ -30,6 +31,13 @@ struct VersionLifetime {
   int value = 0;
   int64_t firstStep = 0;
   int64_t lastStep = 0;
+};
+
+/// The workspace of one compute of a node with workspace, held at that step
+/// only.
+struct WorkspaceUse {
+  int node = 0;
+  int64_t step = 0;
 };
 
 /// The host copy of a value, made by its first offload and kept to the end
@@ -57,6 +65,9 @@ struct ScheduleReplay {
   /// Every device version, in the order they are made (inputs of the step
   /// first); empty when the schedule is invalid.
   std::vector<VersionLifetime> versions;
+  /// Every compute of a node with workspace, in schedule order; empty when
+  /// the schedule is invalid.
+  std::vector<WorkspaceUse> workspaces;
   /// Every offloaded value's host copy, in the order of first offloads.
   std::vector<HostCopy> hostCopies;
   /// The timing of every step, when the replay is asked for it.

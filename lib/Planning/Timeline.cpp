@@ -141,6 +141,7 @@ bool lethe::planning::buildTimeline(const PlanningProblem &problem,
     step.liveBytes = timeline.simulation.memory[index];
     switch (step.step.kind) {
     case StepKind::Compute:
+      step.workspaceBytes = graph.nodes[step.step.id].workspaceBytes;
       step.recompute = computed[step.step.id];
       computed[step.step.id] = true;
       if (step.recompute) {
@@ -196,6 +197,8 @@ bool lethe::planning::buildTimeline(const PlanningProblem &problem,
 
   // What is live at the peak.
   int64_t peakStep = timeline.simulation.peakStep;
+  if (peakStep < numSteps)
+    timeline.workspaceAtPeak = timeline.steps[peakStep].workspaceBytes;
   std::vector<int> live;
   for (int index = 0; index < static_cast<int>(timeline.tensors.size());
        ++index) {
@@ -272,18 +275,19 @@ lethe::planning::writeTimelineSummary(const PlanningProblem &problem,
               ? ": plan the step for it with --lethe-plan-memory=\"budget=" +
                     std::to_string(info.budgetBytes) + "\""
               : ""));
-  const int order[] = {1, 2, 3, 4, 0, 5};
-  for (int kind : order) {
-    int64_t bytes = timeline.bytesAtPeak[kind];
+  auto category = [&](const char *name, int64_t bytes) {
     char row[128];
-    std::snprintf(row, sizeof(row), "  %-16s %12s  %6s", kCategoryNames[kind],
+    std::snprintf(row, sizeof(row), "  %-16s %12s  %6s", name,
                   formatBytesShort(bytes).c_str(),
                   percent(static_cast<double>(bytes),
                           static_cast<double>(simulation.peakBytes))
                       .c_str());
     line(row);
-  }
-  line("  workspace                   0 bytes  (not modelled yet)");
+  };
+  const int order[] = {1, 2, 3, 4, 0, 5};
+  for (int kind : order)
+    category(kCategoryNames[kind], timeline.bytesAtPeak[kind]);
+  category("workspace", timeline.workspaceAtPeak);
 
   line("largest tensors live at the peak:");
   for (size_t rank = 0; rank < timeline.largestAtPeak.size(); ++rank) {
@@ -375,6 +379,8 @@ lethe::planning::writeTimelineTable(const PlanningProblem &problem,
            shortSeconds(step.start));
     if (step.step.kind == StepKind::Release)
       note("release");
+    if (step.workspaceBytes > 0)
+      note("workspace " + formatBytesShort(step.workspaceBytes));
     if (step.stream == Stream::Compute && step.start > step.issue)
       note("waits " + shortSeconds(step.start - step.issue));
     if (static_cast<int64_t>(index) == timeline.simulation.peakStep)
@@ -429,7 +435,7 @@ std::string lethe::planning::writeTimelineJson(const PlanningProblem &problem,
   ordered_json categories = ordered_json::object();
   for (int kind = 0; kind < kNumValueKinds; ++kind)
     categories[kCategoryNames[kind]] = timeline.bytesAtPeak[kind];
-  categories["workspace"] = 0;
+  categories["workspace"] = timeline.workspaceAtPeak;
   document["categories_at_peak"] = categories;
   document["totals"] = {{"recomputes", timeline.recomputes},
                         {"recompute_seconds", simulation.recomputeSeconds},
@@ -458,6 +464,8 @@ std::string lethe::planning::writeTimelineJson(const PlanningProblem &problem,
     entry["start"] = step.start;
     entry["end"] = step.end;
     entry["live_bytes"] = step.liveBytes;
+    if (step.step.kind == StepKind::Compute)
+      entry["workspace_bytes"] = step.workspaceBytes;
     steps.push_back(std::move(entry));
   }
   document["steps"] = std::move(steps);

@@ -88,6 +88,8 @@ bool TrainingGraph::verify(std::string &error) const {
     std::string where = "node " + std::to_string(n) + " (" + node.name + ")";
     if (!std::isfinite(node.seconds) || node.seconds < 0)
       return fail(where + " has a negative or non-finite time");
+    if (node.workspaceBytes < 0)
+      return fail(where + " has a negative workspace");
     for (int input : node.inputs) {
       if (input < 0 || input >= numValues)
         return fail(where + " reads value " + std::to_string(input) +
@@ -156,7 +158,8 @@ std::string lethe::planning::writeProblemJson(const PlanningProblem &problem) {
                      {"inputs", node.inputs},
                      {"outputs", node.outputs},
                      {"role", stringifyNodeRole(node.role)},
-                     {"recomputable", node.recomputable}});
+                     {"recomputable", node.recomputable},
+                     {"workspace_bytes", node.workspaceBytes}});
   document["values"] = std::move(values);
   document["nodes"] = std::move(nodes);
   return document.dump(1) + "\n";
@@ -226,10 +229,10 @@ bool lethe::planning::parseProblemJson(std::string_view text,
     for (int n = 0; n < numNodes; ++n) {
       std::string where = "node " + std::to_string(n);
       const json &entry = nodes[n];
-      checkKeys(
-          entry,
-          {"name", "seconds", "inputs", "outputs", "role", "recomputable"},
-          where);
+      checkKeys(entry,
+                {"name", "seconds", "inputs", "outputs", "role", "recomputable",
+                 "workspace_bytes"},
+                where);
       GraphNode node;
       node.name = getString(getMember(entry, "name", where), where + " name");
       node.seconds = getNonNegative(getMember(entry, "seconds", where),
@@ -244,6 +247,10 @@ bool lethe::planning::parseProblemJson(std::string_view text,
       if (!recomputable.is_boolean())
         throw SchemaError(where + " recomputable must be true or false");
       node.recomputable = recomputable.get<bool>();
+      // Optional: problems written before workspace was modelled have none.
+      if (entry.contains("workspace_bytes"))
+        node.workspaceBytes = getInteger(
+            entry["workspace_bytes"], where + " workspace_bytes", 0, kMaxBytes);
       parsed.graph.nodes.push_back(std::move(node));
     }
     parsed.graph.computeUsers();

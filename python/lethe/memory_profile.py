@@ -19,6 +19,7 @@ from typing import List, Optional
 _HEADER = re.compile(r"^memory profile of @(\S+): (\d+) tensors, (\d+) ops$")
 _VALUE = re.compile(r"^\s+(%\S+)\s+(\S+)\s+(\d+) bytes\s+live (\d+)\.\.(\d+)$")
 _OP = re.compile(r"^\s+#(\d+)\s+(\S+)\s+(\d+) bytes$")
+_WORKSPACE = re.compile(r"^\s+#(\d+)\s+(\S+)\s+(\d+) bytes\s+live (\d+)\.\.(\d+)$")
 _PEAK = re.compile(r"^\s+peak: (\d+) bytes(?: at op #(\d+) \((\S+)\))?")
 
 
@@ -34,11 +35,22 @@ class Tensor:
 
 
 @dataclasses.dataclass
+class Workspace:
+    """The workspace of one op (a convolution's column buffer), live at that
+    op only."""
+
+    op_index: int
+    op: str
+    size_bytes: int
+
+
+@dataclasses.dataclass
 class FunctionProfile:
     """The memory profile of one function."""
 
     name: str
     tensors: List[Tensor]
+    workspaces: List[Workspace]
     ops: List[str]
     live_bytes: List[int]
     peak_bytes: int
@@ -62,15 +74,18 @@ def parse(text: str) -> List[FunctionProfile]:
     current: Optional[FunctionProfile] = None
     for number, line in enumerate(text.splitlines(), 1):
         if match := _HEADER.match(line):
-            current = FunctionProfile(match[1], [], [], [], 0, None)
+            current = FunctionProfile(match[1], [], [], [], [], 0, None)
             profiles.append(current)
             continue
-        if current is None or line.strip() in ("values:", "live bytes by op:", ""):
+        if current is None or line.strip() in (
+            "values:", "workspace:", "live bytes by op:", ""):
             continue
         if match := _VALUE.match(line):
             current.tensors.append(
                 Tensor(match[1], match[2], int(match[3]), int(match[4]), int(match[5]))
             )
+        elif match := _WORKSPACE.match(line):
+            current.workspaces.append(Workspace(int(match[1]), match[2], int(match[3])))
         elif match := _OP.match(line):
             if int(match[1]) != len(current.ops):
                 raise ProfileFormatError(f"line {number}: ops out of order: {line!r}")

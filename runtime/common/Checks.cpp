@@ -104,6 +104,25 @@ std::string lethe::rt::rankError(const char *what,
                        shapeString(tensor).c_str());
 }
 
+std::string lethe::rt::workspaceError(const lethe_rt_tensor &workspace,
+                                      int64_t neededBytes, const char *purpose,
+                                      size_t alignment) {
+  if (workspace.dtype != LETHE_RT_U8 || workspace.rank != 1)
+    return formatMessage("workspace must be a rank-1 u8 byte buffer, got %s "
+                         "(%s)",
+                         dtypeName(workspace.dtype),
+                         shapeString(workspace).c_str());
+  if (workspace.shape[0] < neededBytes)
+    return formatMessage("workspace holds %lld bytes, but %s needs %lld; pass "
+                         "at least the op's workspace bytes, or NULL",
+                         static_cast<long long>(workspace.shape[0]), purpose,
+                         static_cast<long long>(neededBytes));
+  if (reinterpret_cast<uintptr_t>(workspace.data) % alignment)
+    return formatMessage("workspace data must be aligned to %zu bytes",
+                         alignment);
+  return "";
+}
+
 std::string lethe::rt::broadcastOperandsError(
     const std::vector<const char *> &names,
     const std::vector<const lethe_rt_tensor *> &operands,

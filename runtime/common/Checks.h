@@ -76,6 +76,13 @@ std::string sameShapeError(const char *whatA, const lethe_rt_tensor &a,
 std::string rankError(const char *what, const lethe_rt_tensor &tensor,
                       int32_t rank);
 
+/// A valid `workspace` (lethe_rt_conv's and the like) is a rank-1 u8 byte
+/// buffer of at least `neededBytes` bytes (what `purpose` needs), its data
+/// aligned to `alignment` bytes.
+std::string workspaceError(const lethe_rt_tensor &workspace,
+                           int64_t neededBytes, const char *purpose,
+                           size_t alignment);
+
 /// `operands` (named by `names`) broadcast together to exactly out's shape;
 /// then `strides` holds each operand's strides over out (0 where it
 /// broadcasts).
@@ -120,6 +127,16 @@ inline bool checkRank(lethe_rt_context *context, const char *kernel,
                       const char *what, const lethe_rt_tensor &tensor,
                       int32_t rank) {
   return report(context, kernel, rankError(what, tensor, rank));
+}
+/// `workspace` (not null) is valid and holds `neededBytes` for `purpose`,
+/// aligned to `alignment` (workspaceError).
+inline bool checkWorkspace(lethe_rt_context *context, const char *kernel,
+                           const lethe_rt_tensor *workspace,
+                           int64_t neededBytes, const char *purpose,
+                           size_t alignment) {
+  return checkTensor(context, kernel, "workspace", workspace) &&
+         report(context, kernel,
+                workspaceError(*workspace, neededBytes, purpose, alignment));
 }
 
 //===----------------------------------------------------------------------===//

@@ -7,7 +7,9 @@
 // conv and conv_transpose on N, C, D1..Dn tensors (n = 1 to 3) as im2col +
 // GEMM (Gemm.h), one image and one group at a time: the column buffer has
 // (C/group) * prod(kernel) rows and prod(output spatial) columns, which is
-// the workspace the cost model assumes. The transposed convolution is the
+// the workspace the cost model assumes (getWorkspaceBytes), and lives in the
+// caller's workspace when it passes one (a planned step's arena block), else
+// on the heap. The transposed convolution is the
 // adjoint: a GEMM with the transposed weight into a column buffer, then
 // col2im, which adds the columns into the output in a fixed order. The
 // weight gradient multiplies the output gradient by the forward's columns
@@ -197,6 +199,34 @@ bool checkConvolution(lethe_rt_context *context, const char *kernel,
   return true;
 }
 
+/// The alignment lethe_rt.h promises a workspace's data: enough for every
+/// element type.
+constexpr size_t kWorkspaceAlignment = 8;
+
+/// A kernel's column buffer: in the caller's workspace when it gives one,
+/// else on the heap.
+template <typename U> struct ColumnBuffer {
+  U *data = nullptr;
+  std::vector<U> heap;
+
+  /// Points `data` at room for `count` elements: `workspace`, which must
+  /// hold them, or the heap when it is null. False after recording an error.
+  bool acquire(lethe_rt_context *context, const char *kernel,
+               const lethe_rt_tensor *workspace, int64_t count) {
+    if (!workspace) {
+      heap.resize(count);
+      data = heap.data();
+      return true;
+    }
+    if (!checkWorkspace(context, kernel, workspace,
+                        count * static_cast<int64_t>(sizeof(U)),
+                        "the column buffer", kWorkspaceAlignment))
+      return false;
+    data = static_cast<U *>(workspace->data);
+    return true;
+  }
+};
+
 } // namespace
 
 extern "C" lethe_rt_status
@@ -204,7 +234,7 @@ lethe_rt_conv(lethe_rt_context *context, const lethe_rt_tensor *x,
               const lethe_rt_tensor *w, const lethe_rt_tensor *bias,
               const int64_t *strides, const int64_t *pads,
               const int64_t *dilations, int64_t group,
-              const lethe_rt_tensor *out) {
+              const lethe_rt_tensor *out, const lethe_rt_tensor *workspace) {
   const char *kernel = "lethe_rt_conv";
   Geometry geometry;
   if (!checkConvolution(context, kernel, x, w, bias, out, strides, pads,
@@ -216,24 +246,29 @@ lethe_rt_conv(lethe_rt_context *context, const lethe_rt_tensor *x,
   int64_t rows = groupChannels * geometry.kernelSize;
   int64_t columns = geometry.outputSize;
 
+  lethe_rt_status status = LETHE_RT_OK;
   dispatchFloat(x->dtype, [&](auto tag) {
     using T = decltype(tag);
     using C = ComputeType<T>;
     const T *input = static_cast<const T *>(x->data);
     const T *weight = static_cast<const T *>(w->data);
-    std::vector<T> column(rows * columns);
+    ColumnBuffer<T> buffer;
+    if (!buffer.acquire(context, kernel, workspace, rows * columns)) {
+      status = LETHE_RT_ERROR;
+      return;
+    }
+    T *column = buffer.data;
     std::vector<C> product(groupFilters * columns);
-    GemmWorkspace<C> workspace;
+    GemmWorkspace<C> gemm;
     for (int64_t image = 0; image < batch; ++image) {
       for (int64_t g = 0; g < group; ++g) {
         im2col(input +
                    (image * channels + g * groupChannels) * geometry.inputSize,
-               groupChannels, geometry, indexMap, column.data());
+               groupChannels, geometry, indexMap, column);
         multiplyMatrices<T>(
             groupFilters, columns, rows,
             MatrixRef<T>{weight + g * groupFilters * rows, rows, 1},
-            MatrixRef<T>{column.data(), columns, 1}, product.data(), columns,
-            workspace);
+            MatrixRef<T>{column, columns, 1}, product.data(), columns, gemm);
         for (int64_t f = 0; f < groupFilters; ++f) {
           int64_t filter = g * groupFilters + f;
           C shift = bias ? load<T>(bias->data, filter) : C(0);
@@ -246,7 +281,7 @@ lethe_rt_conv(lethe_rt_context *context, const lethe_rt_tensor *x,
       }
     }
   });
-  return LETHE_RT_OK;
+  return status;
 }
 
 extern "C" lethe_rt_status
@@ -254,7 +289,8 @@ lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
                         const lethe_rt_tensor *w, const lethe_rt_tensor *bias,
                         const int64_t *strides, const int64_t *pads,
                         const int64_t *dilations, const int64_t *output_padding,
-                        int64_t group, const lethe_rt_tensor *out) {
+                        int64_t group, const lethe_rt_tensor *out,
+                        const lethe_rt_tensor *workspace) {
   const char *kernel = "lethe_rt_conv_transpose";
   if (!checkOperands(context, kernel, x, w, bias, out, group, {"w", "out"}))
     return LETHE_RT_ERROR;
@@ -291,13 +327,21 @@ lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
   int64_t rows = groupFilters * geometry.kernelSize;
   int64_t columns = geometry.outputSize; // positions of x
 
+  lethe_rt_status status = LETHE_RT_OK;
   dispatchFloat(x->dtype, [&](auto tag) {
     using T = decltype(tag);
     using C = ComputeType<T>;
     const T *input = static_cast<const T *>(x->data);
     const T *weight = static_cast<const T *>(w->data);
-    std::vector<C> column(rows * columns), result(filters * geometry.inputSize);
-    GemmWorkspace<C> workspace;
+    // The columns hold the GEMM's products, in the compute precision.
+    ColumnBuffer<C> buffer;
+    if (!buffer.acquire(context, kernel, workspace, rows * columns)) {
+      status = LETHE_RT_ERROR;
+      return;
+    }
+    C *column = buffer.data;
+    std::vector<C> result(filters * geometry.inputSize);
+    GemmWorkspace<C> gemm;
     for (int64_t image = 0; image < batch; ++image) {
       std::fill(result.begin(), result.end(), C(0));
       for (int64_t g = 0; g < group; ++g) {
@@ -309,15 +353,14 @@ lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
             MatrixRef<T>{input +
                              (image * channels + g * groupChannels) * columns,
                          columns, 1},
-            column.data(), columns, workspace);
+            column, columns, gemm);
         // col2im: add each column entry where the convolution would have
         // read it from.
         for (int64_t f = 0; f < groupFilters; ++f) {
           C *plane =
               result.data() + (g * groupFilters + f) * geometry.inputSize;
           for (int64_t k = 0; k < geometry.kernelSize; ++k) {
-            const C *row =
-                column.data() + (f * geometry.kernelSize + k) * columns;
+            const C *row = column + (f * geometry.kernelSize + k) * columns;
             const int64_t *map = indexMap.data() + k * columns;
             for (int64_t o = 0; o < columns; ++o)
               if (map[o] >= 0)
@@ -335,14 +378,15 @@ lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
       }
     }
   });
-  return LETHE_RT_OK;
+  return status;
 }
 
 extern "C" lethe_rt_status
 lethe_rt_conv_grad_weight(lethe_rt_context *context, const lethe_rt_tensor *x,
                           const lethe_rt_tensor *dy, const int64_t *strides,
                           const int64_t *pads, const int64_t *dilations,
-                          int64_t group, const lethe_rt_tensor *dw) {
+                          int64_t group, const lethe_rt_tensor *dw,
+                          const lethe_rt_tensor *workspace) {
   const char *kernel = "lethe_rt_conv_grad_weight";
   // dy plays the convolution's output, dw its weight.
   Geometry geometry;
@@ -355,28 +399,33 @@ lethe_rt_conv_grad_weight(lethe_rt_context *context, const lethe_rt_tensor *x,
   int64_t rows = groupChannels * geometry.kernelSize;
   int64_t columns = geometry.outputSize;
 
+  lethe_rt_status status = LETHE_RT_OK;
   dispatchFloat(x->dtype, [&](auto tag) {
     using T = decltype(tag);
     using C = ComputeType<T>;
     const T *input = static_cast<const T *>(x->data);
     const T *gradient = static_cast<const T *>(dy->data);
-    std::vector<T> column(rows * columns);
+    ColumnBuffer<T> buffer;
+    if (!buffer.acquire(context, kernel, workspace, rows * columns)) {
+      status = LETHE_RT_ERROR;
+      return;
+    }
+    T *column = buffer.data;
     std::vector<C> product(groupFilters * rows), sum(filters * rows, C(0));
-    GemmWorkspace<C> workspace;
+    GemmWorkspace<C> gemm;
     for (int64_t image = 0; image < batch; ++image) {
       for (int64_t g = 0; g < group; ++g) {
         // The forward's columns, then dw_g += dy_g (groupFilters x columns)
         // * column^T (columns x rows), images in order.
         im2col(input +
                    (image * channels + g * groupChannels) * geometry.inputSize,
-               groupChannels, geometry, indexMap, column.data());
+               groupChannels, geometry, indexMap, column);
         multiplyMatrices<T>(
             groupFilters, rows, columns,
             MatrixRef<T>{gradient +
                              (image * filters + g * groupFilters) * columns,
                          columns, 1},
-            MatrixRef<T>{column.data(), 1, columns}, product.data(), rows,
-            workspace);
+            MatrixRef<T>{column, 1, columns}, product.data(), rows, gemm);
         C *target = sum.data() + g * groupFilters * rows;
         for (int64_t i = 0; i < groupFilters * rows; ++i)
           target[i] += product[i];
@@ -385,5 +434,5 @@ lethe_rt_conv_grad_weight(lethe_rt_context *context, const lethe_rt_tensor *x,
     for (int64_t i = 0; i < filters * rows; ++i)
       store<T>(dw->data, i, sum[i]);
   });
-  return LETHE_RT_OK;
+  return status;
 }

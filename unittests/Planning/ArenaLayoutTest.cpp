@@ -235,11 +235,15 @@ std::vector<int64_t> sumPerStep(const std::vector<ArenaBuffer> &buffers,
 }
 
 TEST(ArenaLayoutTest, ScheduleBuffersMatchTheSimulator) {
-  for (uint64_t seed = 0; seed < 6; ++seed) {
+  for (uint64_t seed = 0; seed < 12; ++seed) {
     SCOPED_TRACE(seed);
-    PlanningProblem problem = makeProblem(
-        seed % 2 ? makeRandomTrainingDag(20, seed) : makeRandomChain(8, seed),
-        1.0);
+    TrainingGraph graph =
+        seed % 2 ? makeRandomTrainingDag(20, seed) : makeRandomChain(8, seed);
+    // The second half with workspace.
+    PlanningProblem problem =
+        makeProblem(seed < 6 ? std::move(graph)
+                             : addRandomWorkspace(std::move(graph), seed),
+                    1.0);
     for (const Schedule &schedule :
          {makeUnplannedSchedule(problem.graph),
           makeOffloadEverythingSchedule(problem.graph),
@@ -250,9 +254,31 @@ TEST(ArenaLayoutTest, ScheduleBuffersMatchTheSimulator) {
       ASSERT_TRUE(buffers.valid) << buffers.error;
       EXPECT_EQ(sumPerStep(buffers.device, schedule.size()), simulation.memory);
       EXPECT_EQ(computeLivenessPeak(buffers.device, 1), simulation.peakBytes);
+      // Versions of values, then one workspace per compute that has one,
+      // held at that compute's step.
+      size_t workspaces = 0;
       for (const ArenaBuffer &buffer : buffers.device) {
+        if (buffer.node >= 0) {
+          ++workspaces;
+          EXPECT_EQ(buffer.value, -1);
+          EXPECT_EQ(buffer.bytes,
+                    problem.graph.nodes[buffer.node].workspaceBytes);
+          EXPECT_EQ(buffer.firstStep, buffer.lastStep);
+          EXPECT_EQ(schedule[buffer.firstStep], Step::compute(buffer.node));
+          continue;
+        }
+        EXPECT_EQ(workspaces, 0u) << "a value after the workspaces";
         ASSERT_GE(buffer.value, 0);
         EXPECT_EQ(buffer.bytes, problem.graph.values[buffer.value].bytes);
+      }
+      size_t computesWithWorkspace = std::count_if(
+          schedule.begin(), schedule.end(), [&](const Step &step) {
+            return step.kind == StepKind::Compute &&
+                   problem.graph.nodes[step.id].workspaceBytes > 0;
+          });
+      EXPECT_EQ(workspaces, computesWithWorkspace);
+      if (seed >= 6) {
+        EXPECT_GT(workspaces, 0u);
       }
       // Host copies are kept to the end.
       int64_t hostBytes = 0;

@@ -95,6 +95,21 @@ TEST(GreedyPlannerTest, RandomTrainingDagsOverBudgetSweeps) {
   }
 }
 
+TEST(GreedyPlannerTest, WorkspaceOverBudgetSweeps) {
+  // Nodes holding a workspace while they run: plans stay valid, within the
+  // budget (which counts every workspace of every compute), and monotone.
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    TrainingGraph graph =
+        seed % 2 ? makeRandomChain(10 + static_cast<int>(seed) * 2, seed)
+                 : makeRandomTrainingDag(10 + static_cast<int>(seed) * 3, seed);
+    PlanningProblem problem =
+        makeProblem(addRandomWorkspace(std::move(graph), seed + 20), 1);
+    int planned =
+        sweepBudgets(problem, 30, "workspace seed " + std::to_string(seed));
+    EXPECT_GT(planned, 5) << "workspace seed " << seed;
+  }
+}
+
 TEST(GreedyPlannerTest, SlowAndFastLinksOverBudgetSweeps) {
   // No link and slow links make it recompute, middling ones mix recompute
   // and swap, fast ones swap.

@@ -45,9 +45,9 @@ enum class Space { All, Staged };
 /// simulate() does: a state is the set of resident values and the next node
 /// to run for the first time (and, for Space::Staged, the last node run
 /// since); a move computes the next node or recomputes an earlier one whose
-/// inputs are resident (memory at that step: the resident values and its
-/// outputs), or drops a resident value (free, but not before the first
-/// step, where every input counts). Returns the least step time of a
+/// inputs are resident (memory at that step: the resident values, its
+/// outputs and its workspace), or drops a resident value (free, but not before
+/// the first step, where every input counts). Returns the least step time of a
 /// schedule within the budget (Goal::Time) or the least peak (Goal::Peak),
 /// or -1 when there is none.
 double searchExhaustively(const PlanningProblem &problem, Goal goal,
@@ -122,7 +122,7 @@ double searchExhaustively(const PlanningProblem &problem, Goal goal,
       if ((inputsOf[node] & entry.resident) != inputsOf[node])
         continue;
       uint64_t after = entry.resident | outputsOf[node];
-      int64_t memory = bytesOf(after);
+      int64_t memory = bytesOf(after) + info.workspaceBytes;
       double cost;
       if (goal == Goal::Time) {
         if (memory > problem.budgetBytes)
@@ -269,6 +269,29 @@ TEST(MilpPlannerTest, MatchesExhaustiveSearchOnTrainingDags) {
                        std::to_string(seed));
     }
   EXPECT_GE(checked, 60);
+}
+
+// The same with workspace, held by each compute and recompute while it runs.
+TEST(MilpPlannerTest, MatchesExhaustiveSearchWithWorkspace) {
+  int checked = 0;
+  for (int forward = 1; forward <= 3; ++forward)
+    for (uint64_t seed = 1; seed <= 15; ++seed) {
+      TrainingGraph graph =
+          addRandomWorkspace(makeRandomTrainingDag(forward, seed), seed + 90);
+      if (graph.nodes.size() > 8)
+        continue;
+      ++checked;
+      checkBudgets(std::move(graph), Space::All,
+                   "training DAG with workspace " + std::to_string(forward) +
+                       "/" + std::to_string(seed));
+    }
+  for (int numNodes = 4; numNodes <= 7; ++numNodes)
+    for (uint64_t seed = 1; seed <= 5; ++seed)
+      checkBudgets(addRandomWorkspace(makeArbitraryDag(numNodes, seed), seed),
+                   Space::Staged,
+                   "DAG with workspace " + std::to_string(numNodes) + "/" +
+                       std::to_string(seed));
+  EXPECT_GE(checked, 20);
 }
 
 // Arbitrary DAGs with nodes of several outputs: milp is optimal among

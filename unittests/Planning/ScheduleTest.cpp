@@ -124,6 +124,38 @@ TEST(ScheduleTest, OffloadReleasePrefetchAndStalls) {
                                                  804, 404, 104}));
 }
 
+TEST(ScheduleTest, WorkspaceIsHeldByEachComputeOnly) {
+  // f1 needs 1000 B of workspace, b1 50 B: each compute of them holds it at
+  // its step only, and a recompute holds its own.
+  PlanningProblem problem = makeSmallProblem();
+  problem.graph.nodes[1].workspaceBytes = 1000;
+  problem.graph.nodes[3].workspaceBytes = 50;
+  std::string error;
+  ASSERT_TRUE(problem.graph.verify(error)) << error;
+  SimulationResult unplanned =
+      simulate(problem, makeUnplannedSchedule(problem.graph));
+  ASSERT_TRUE(unplanned.valid) << unplanned.error;
+  // As UnplannedMemoryAndTime, f1 and b1 with their workspace.
+  EXPECT_EQ(unplanned.memory,
+            (std::vector<int64_t>{300, 1600, 904, 854, 404, 104}));
+  EXPECT_EQ(unplanned.peakBytes, 1600);
+  EXPECT_EQ(unplanned.peakStep, 1);
+  // Recomputing b (f1 again) holds f1's workspace a second time.
+  Schedule schedule = {Step::compute(0), Step::compute(1), Step::compute(2),
+                       Step::compute(1), Step::compute(3), Step::compute(4)};
+  SimulationResult recomputed = simulate(problem, schedule);
+  ASSERT_TRUE(recomputed.valid) << recomputed.error;
+  // f0: x a; f1: x a b +1000; loss: x a b l db; f1 again: x a l db and a
+  // new b that nothing reads (the first was freed after the loss) +1000; b1:
+  // x a l db da +50; b0: x l da dx; end: l dx.
+  EXPECT_EQ(recomputed.memory,
+            (std::vector<int64_t>{300, 1600, 904, 1904, 854, 404, 104}));
+  // A negative workspace is refused.
+  problem.graph.nodes[1].workspaceBytes = -1;
+  EXPECT_FALSE(problem.graph.verify(error));
+  EXPECT_EQ(error, "node 1 (f1) has a negative workspace");
+}
+
 TEST(ScheduleTest, BrokenSchedulesNameTheRule) {
   PlanningProblem problem = makeSmallProblem();
   auto errorOf = [&](Schedule schedule) {
@@ -197,6 +229,34 @@ TEST(ScheduleTest, ProblemFileRoundTripsAndRejectsBadFiles) {
   negative.replace(negative.find("\"bytes\": ") + 9, 1, "-");
   EXPECT_NE(errorOf(negative).find("value 0 bytes must be in [0, "),
             std::string::npos);
+}
+
+TEST(ScheduleTest, ProblemFileCarriesWorkspace) {
+  PlanningProblem problem =
+      makeProblem(addRandomWorkspace(makeRandomTrainingDag(12, 7), 3), 0.5);
+  int withWorkspace = 0;
+  for (const GraphNode &node : problem.graph.nodes)
+    withWorkspace += node.workspaceBytes > 0;
+  ASSERT_GT(withWorkspace, 0);
+  std::string text = writeProblemJson(problem);
+  PlanningProblem parsed;
+  std::string error;
+  ASSERT_TRUE(parseProblemJson(text, "p.json", parsed, error)) << error;
+  for (size_t node = 0; node < problem.graph.nodes.size(); ++node)
+    EXPECT_EQ(parsed.graph.nodes[node].workspaceBytes,
+              problem.graph.nodes[node].workspaceBytes);
+  // Problems written before workspace was modelled have no field: none.
+  std::string old = text;
+  for (size_t at;
+       (at = old.find(",\n   \"workspace_bytes\": ")) != std::string::npos;)
+    old.erase(at, old.find('\n', at + 2) - at);
+  ASSERT_EQ(old.find("workspace_bytes"), std::string::npos);
+  ASSERT_TRUE(parseProblemJson(old, "old.json", parsed, error)) << error;
+  for (const GraphNode &node : parsed.graph.nodes)
+    EXPECT_EQ(node.workspaceBytes, 0);
+  // Workspace is part of the graph a plan was made for.
+  EXPECT_NE(getGraphFingerprint(parsed.graph),
+            getGraphFingerprint(problem.graph));
 }
 
 TEST(ScheduleTest, PlanFileRoundTripsAndRejectsOtherGraphs) {

@@ -25,10 +25,15 @@ using namespace lethe::planning;
 
 namespace {
 
-/// A greedy plan at half the unplanned peak of a random training DAG, on a
-/// fast link so that it swaps as well as recomputes.
-PlanningProblem makePlannedProblem(uint64_t seed, Plan &plan) {
-  PlanningProblem problem = makeProblem(makeRandomTrainingDag(40, seed), 0.5);
+/// A greedy plan at half the unplanned peak of a random training DAG (with
+/// workspace on some nodes when `workspace` is set), on a fast link so that
+/// it swaps as well as recomputes.
+PlanningProblem makePlannedProblem(uint64_t seed, Plan &plan,
+                                   bool workspace = false) {
+  TrainingGraph graph = makeRandomTrainingDag(40, seed);
+  if (workspace)
+    graph = addRandomWorkspace(std::move(graph), seed);
+  PlanningProblem problem = makeProblem(std::move(graph), 0.5);
   problem.link.hostToDeviceBytesPerSecond = 1e12;
   problem.link.deviceToHostBytesPerSecond = 1e12;
   std::string error;
@@ -37,9 +42,11 @@ PlanningProblem makePlannedProblem(uint64_t seed, Plan &plan) {
 }
 
 TEST(Timeline, AgreesWithTheSimulator) {
-  for (uint64_t seed = 1; seed <= 5; ++seed) {
+  int64_t workspaceSeen = 0;
+  for (uint64_t seed = 1; seed <= 7; ++seed) {
     Plan plan;
-    PlanningProblem problem = makePlannedProblem(seed, plan);
+    // Seeds 6 and 7 with workspace.
+    PlanningProblem problem = makePlannedProblem(seed, plan, seed > 5);
     TimelineInfo info;
     info.function = "step";
     info.profile = "h100";
@@ -53,11 +60,21 @@ TEST(Timeline, AgreesWithTheSimulator) {
     ASSERT_EQ(timeline.steps.size(), plan.schedule.size());
     EXPECT_EQ(timeline.simulation.peakBytes, simulation.peakBytes);
 
-    // Live bytes are the simulator's curve, and the tensors sum to it.
+    // Live bytes are the simulator's curve, and the tensors and the
+    // computes' workspace sum to it.
     std::vector<int64_t> sums(plan.schedule.size() + 1, 0);
     for (const TimelineTensor &tensor : timeline.tensors)
       for (int64_t step = tensor.firstStep; step <= tensor.lastStep; ++step)
         sums[step] += problem.graph.values[tensor.value].bytes;
+    for (size_t index = 0; index < timeline.steps.size(); ++index) {
+      const TimelineStep &step = timeline.steps[index];
+      EXPECT_EQ(step.workspaceBytes,
+                step.step.kind == StepKind::Compute
+                    ? problem.graph.nodes[step.step.id].workspaceBytes
+                    : 0);
+      sums[index] += step.workspaceBytes;
+      workspaceSeen += step.workspaceBytes;
+    }
     int64_t recomputes = 0, offloads = 0, prefetches = 0, releases = 0;
     std::vector<bool> computed(problem.graph.nodes.size(), false);
     double lastIssue = 0;
@@ -103,7 +120,7 @@ TEST(Timeline, AgreesWithTheSimulator) {
 
     int64_t atPeak = std::accumulate(timeline.bytesAtPeak.begin(),
                                      timeline.bytesAtPeak.end(), int64_t(0));
-    EXPECT_EQ(atPeak, simulation.peakBytes);
+    EXPECT_EQ(atPeak + timeline.workspaceAtPeak, simulation.peakBytes);
     ASSERT_FALSE(timeline.largestAtPeak.empty());
     for (size_t rank = 1; rank < timeline.largestAtPeak.size(); ++rank)
       EXPECT_GE(
@@ -126,6 +143,7 @@ TEST(Timeline, AgreesWithTheSimulator) {
     EXPECT_EQ(std::count(table.begin(), table.end(), '\n'),
               static_cast<long>(plan.schedule.size()) + 2);
   }
+  EXPECT_GT(workspaceSeen, 0);
 }
 
 TEST(Timeline, InvalidSchedulesFail) {

@@ -5,13 +5,17 @@
 //===----------------------------------------------------------------------===//
 //
 // Both kernels against direct loops in double on random inputs over strides,
-// pads, dilations and groups, in 1-D, 2-D and 3-D.
+// pads, dilations and groups, in 1-D, 2-D and 3-D; the column buffer of the
+// convolutions in the caller's workspace, and the workspace checks.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeTestUtils.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <functional>
 
 using namespace lethe::rt::testing;
 
@@ -95,7 +99,8 @@ TEST_F(ConvolutionTest, ConvMatchesDirectLoops) {
     lethe_rt_tensor xv = x.view(), wv = w.view(), bv = bias.view(),
                     ov = out.view();
     ASSERT_EQ(lethe_rt_conv(context, &xv, &wv, &bv, c.strides.data(),
-                            c.pads.data(), c.dilations.data(), c.group, &ov),
+                            c.pads.data(), c.dilations.data(), c.group, &ov,
+                            nullptr),
               LETHE_RT_OK)
         << lastError();
 
@@ -127,7 +132,8 @@ TEST_F(ConvolutionTest, ConvMatchesDirectLoops) {
     OwnedTensor<float> again(outShape, LETHE_RT_F32);
     lethe_rt_tensor av = again.view();
     ASSERT_EQ(lethe_rt_conv(context, &xv, &wv, &bv, c.strides.data(),
-                            c.pads.data(), c.dilations.data(), c.group, &av),
+                            c.pads.data(), c.dilations.data(), c.group, &av,
+                            nullptr),
               LETHE_RT_OK);
     EXPECT_EQ(0, std::memcmp(again.values.data(), out.values.data(),
                              out.values.size() * sizeof(float)));
@@ -159,9 +165,10 @@ TEST_F(ConvolutionTest, ConvTransposeMatchesScatterLoops) {
                          dilations = {c.dilation, c.dilation},
                          outputPadding = {c.outputPadding, c.outputPadding};
     lethe_rt_tensor xv = x.view(), wv = w.view(), ov = out.view();
-    ASSERT_EQ(lethe_rt_conv_transpose(
-                  context, &xv, &wv, nullptr, strides.data(), pads.data(),
-                  dilations.data(), outputPadding.data(), c.group, &ov),
+    ASSERT_EQ(lethe_rt_conv_transpose(context, &xv, &wv, nullptr,
+                                      strides.data(), pads.data(),
+                                      dilations.data(), outputPadding.data(),
+                                      c.group, &ov, nullptr),
               LETHE_RT_OK)
         << lastError();
     std::vector<double> expected(out.values.size(), 0.0);
@@ -195,7 +202,7 @@ TEST_F(ConvolutionTest, RejectsMismatchedChannels) {
   std::vector<int64_t> ones = {1, 1}, zeros = {0, 0, 0, 0};
   lethe_rt_tensor xv = x.view(), wv = w.view(), ov = out.view();
   EXPECT_EQ(lethe_rt_conv(context, &xv, &wv, nullptr, ones.data(), zeros.data(),
-                          ones.data(), 1, &ov),
+                          ones.data(), 1, &ov, nullptr),
             LETHE_RT_ERROR);
   EXPECT_EQ(lastError(), "lethe_rt_conv: channels do not match: x (1x3x5x5), "
                          "w (4x2x3x3), out (1x4x3x3), group 1");
@@ -207,10 +214,132 @@ TEST_F(ConvolutionTest, RejectsWrongOutputShape) {
   std::vector<int64_t> ones = {1, 1}, zeros = {0, 0, 0, 0};
   lethe_rt_tensor xv = x.view(), wv = w.view(), ov = out.view();
   EXPECT_EQ(lethe_rt_conv(context, &xv, &wv, nullptr, ones.data(), zeros.data(),
-                          ones.data(), 1, &ov),
+                          ones.data(), 1, &ov, nullptr),
             LETHE_RT_ERROR);
   EXPECT_EQ(lastError(), "lethe_rt_conv: out's spatial dim 0 (5) does not "
                          "match x, w and the attributes");
+}
+
+/// A byte buffer for a kernel's workspace, filled with a pattern so that a
+/// test sees whether the kernel wrote it.
+struct Workspace {
+  explicit Workspace(int64_t bytes)
+      : tensor({bytes}, LETHE_RT_U8, std::vector<uint8_t>(bytes, 0xab)) {}
+  bool untouched() const {
+    return std::all_of(tensor.values.begin(), tensor.values.end(),
+                       [](uint8_t byte) { return byte == 0xab; });
+  }
+  OwnedTensor<uint8_t> tensor;
+};
+
+TEST_F(ConvolutionTest, KernelsKeepTheirColumnsInTheWorkspace) {
+  // x (2, 4, 6, 5) with w (6, 2, 3, 3), group 2, pads 1: the column buffer
+  // has 2 * 3 * 3 rows and 6 * 5 columns of f32, 2160 bytes, for the
+  // convolution, its weight gradient and the transposed convolution of its
+  // output with w.
+  OwnedTensor<float> x({2, 4, 6, 5}, LETHE_RT_F32),
+      w({6, 2, 3, 3}, LETHE_RT_F32), y({2, 6, 6, 5}, LETHE_RT_F32);
+  x.values = randomFloats(x.values.size(), 7);
+  w.values = randomFloats(w.values.size(), 8);
+  y.values = randomFloats(y.values.size(), 9);
+  std::vector<int64_t> ones = {1, 1}, pads = {1, 1, 1, 1}, zeros = {0, 0};
+  lethe_rt_tensor xv = x.view(), wv = w.view(), yv = y.view();
+  const int64_t needed = 2 * 3 * 3 * 6 * 5 * sizeof(float);
+  struct Kernel {
+    const char *name;
+    std::vector<int64_t> outShape;
+    std::function<lethe_rt_status(const lethe_rt_tensor *,
+                                  const lethe_rt_tensor *)>
+        run;
+  };
+  std::vector<Kernel> kernels = {
+      {"lethe_rt_conv",
+       {2, 6, 6, 5},
+       [&](const lethe_rt_tensor *out, const lethe_rt_tensor *workspace) {
+         return lethe_rt_conv(context, &xv, &wv, nullptr, ones.data(),
+                              pads.data(), ones.data(), 2, out, workspace);
+       }},
+      {"lethe_rt_conv_grad_weight",
+       {6, 2, 3, 3},
+       [&](const lethe_rt_tensor *out, const lethe_rt_tensor *workspace) {
+         return lethe_rt_conv_grad_weight(context, &xv, &yv, ones.data(),
+                                          pads.data(), ones.data(), 2, out,
+                                          workspace);
+       }},
+      {"lethe_rt_conv_transpose",
+       {2, 4, 6, 5},
+       [&](const lethe_rt_tensor *out, const lethe_rt_tensor *workspace) {
+         return lethe_rt_conv_transpose(context, &yv, &wv, nullptr, ones.data(),
+                                        pads.data(), ones.data(), zeros.data(),
+                                        2, out, workspace);
+       }},
+  };
+  for (const Kernel &kernel : kernels) {
+    OwnedTensor<float> onHeap(kernel.outShape, LETHE_RT_F32),
+        inWorkspace(kernel.outShape, LETHE_RT_F32);
+    lethe_rt_tensor heapView = onHeap.view(),
+                    workspaceView = inWorkspace.view();
+    ASSERT_EQ(kernel.run(&heapView, nullptr), LETHE_RT_OK) << lastError();
+    // Exactly the bytes needed: the kernel writes its columns there and
+    // computes the same bits as with its own buffer.
+    Workspace workspace(needed);
+    lethe_rt_tensor bytes = workspace.tensor.view();
+    ASSERT_EQ(kernel.run(&workspaceView, &bytes), LETHE_RT_OK) << lastError();
+    EXPECT_FALSE(workspace.untouched()) << kernel.name;
+    EXPECT_EQ(0, std::memcmp(onHeap.values.data(), inWorkspace.values.data(),
+                             onHeap.values.size() * sizeof(float)))
+        << kernel.name;
+    // A byte short is an error that names the kernel and the bytes needed.
+    Workspace small(needed - 1);
+    lethe_rt_tensor smallBytes = small.tensor.view();
+    EXPECT_EQ(kernel.run(&workspaceView, &smallBytes), LETHE_RT_ERROR);
+    EXPECT_EQ(lastError(),
+              std::string(kernel.name) +
+                  ": workspace holds 2159 bytes, but the column buffer needs "
+                  "2160; pass at least the op's workspace bytes, or NULL");
+    EXPECT_TRUE(small.untouched()) << kernel.name;
+  }
+
+  // A workspace is bytes.
+  OwnedTensor<float> out({2, 6, 6, 5}, LETHE_RT_F32),
+      floats({540}, LETHE_RT_F32);
+  lethe_rt_tensor ov = out.view(), fv = floats.view();
+  EXPECT_EQ(kernels[0].run(&ov, &fv), LETHE_RT_ERROR);
+  EXPECT_EQ(lastError(), "lethe_rt_conv: workspace must be a rank-1 u8 byte "
+                         "buffer, got f32 (540)");
+}
+
+TEST_F(ConvolutionTest, HalfTransposedColumnsAreSingles) {
+  // The transposed convolution keeps the GEMM's products for col2im in the
+  // compute precision: f32 columns for f16 data, which
+  // ConvTransposeOp::getWorkspaceBytes counts. x (1, 2, 3, 3), w (2, 1, 2,
+  // 2): 4 rows and 9 columns, 144 bytes.
+  const uint16_t halves[] = {0x3800, 0xb800, 0x3c00, 0x3400}; // .5 -.5 1 .25
+  OwnedTensor<uint16_t> x({1, 2, 3, 3}, LETHE_RT_F16),
+      w({2, 1, 2, 2}, LETHE_RT_F16), onHeap({1, 1, 4, 4}, LETHE_RT_F16),
+      inWorkspace({1, 1, 4, 4}, LETHE_RT_F16);
+  for (size_t i = 0; i < x.values.size(); ++i)
+    x.values[i] = halves[i % 4];
+  for (size_t i = 0; i < w.values.size(); ++i)
+    w.values[i] = halves[(i + 1) % 4];
+  std::vector<int64_t> ones = {1, 1}, zeros = {0, 0}, pads = {0, 0, 0, 0};
+  lethe_rt_tensor xv = x.view(), wv = w.view(), hv = onHeap.view(),
+                  iv = inWorkspace.view();
+  auto run = [&](const lethe_rt_tensor *out, const lethe_rt_tensor *workspace) {
+    return lethe_rt_conv_transpose(context, &xv, &wv, nullptr, ones.data(),
+                                   pads.data(), ones.data(), zeros.data(), 1,
+                                   out, workspace);
+  };
+  ASSERT_EQ(run(&hv, nullptr), LETHE_RT_OK) << lastError();
+  Workspace halfSized(72), enough(144);
+  lethe_rt_tensor halfBytes = halfSized.tensor.view(),
+                  bytes = enough.tensor.view();
+  EXPECT_EQ(run(&iv, &halfBytes), LETHE_RT_ERROR);
+  EXPECT_EQ(lastError(), "lethe_rt_conv_transpose: workspace holds 72 bytes, "
+                         "but the column buffer needs 144; pass at least the "
+                         "op's workspace bytes, or NULL");
+  ASSERT_EQ(run(&iv, &bytes), LETHE_RT_OK) << lastError();
+  EXPECT_EQ(onHeap.values, inWorkspace.values);
 }
 
 } // namespace

@@ -121,7 +121,7 @@ TEST_F(LayerGradientTest, LowPrecisionMatchesF64) {
       TypedTensor dw({4, 2, 3, 3}, as);
       lethe_rt_tensor xv = x.view(), dyv = dy.view(), dwv = dw.view();
       EXPECT_EQ(lethe_rt_conv_grad_weight(context, &xv, &dyv, strides, pads,
-                                          kOnes, 2, &dwv),
+                                          kOnes, 2, &dwv, nullptr),
                 LETHE_RT_OK);
       TypedTensor scale = randomTensor({4}, as, 3);
       TypedTensor mean = randomTensor({4}, as, 4, -0.5, 0.5);
@@ -167,7 +167,7 @@ TEST_F(LayerGradientTest, RejectBadArguments) {
   const int64_t strides[] = {2, 2}, pads[] = {1, 0, 1, 1}, kernel[] = {2, 2};
   expectError(context,
               lethe_rt_conv_grad_weight(context, &xv, &dyv, strides, pads,
-                                        kOnes, 2, &dwv),
+                                        kOnes, 2, &dwv, nullptr),
               "lethe_rt_conv_grad_weight: channels do not match: x (2x4x6x6), "
               "dw (4x4x3x3), dy (2x4x3x3), group 2");
   expectError(context,

@@ -5,10 +5,11 @@
 //===----------------------------------------------------------------------===//
 //
 // The memory profile of a function: for every tensor value, its size in bytes
-// and its live range in op order, and from those the bytes live at each op and
-// their peak. This is the memory the function needs when it runs its ops in
-// the order they are written and frees each tensor after its last use (the
-// unplanned schedule); the memory planner starts from it.
+// and its live range in op order, and the workspace of every op that needs
+// one (the cost interface's getWorkspaceBytes), and from those the bytes live
+// at each op and their peak. This is the memory the function needs when it runs
+// its ops in the order they are written and frees each tensor after its last
+// use (the unplanned schedule); the memory planner starts from it.
 //
 // Conventions:
 //  - Ops of the function's single block are numbered 0, 1, ... in order, the
@@ -19,7 +20,8 @@
 //    without uses is live at its defining op only. A value returned by the
 //    function is live up to the terminator.
 //  - An op's operands and results are live together at that op: a kernel
-//    reads its inputs while it writes its outputs.
+//    reads its inputs while it writes its outputs. So is its workspace, which
+//    is live at that op only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +71,11 @@ public:
     Value value;
     LiveInterval interval;
   };
+  /// The workspace of one op, live at that op only.
+  struct WorkspaceInfo {
+    Operation *op;
+    LiveInterval interval;
+  };
 
   /// Profiles `funcOp`, a function-like op (`func.func`). Nothing is computed
   /// until run().
@@ -85,6 +92,8 @@ public:
   ArrayRef<Operation *> getOps() const { return ops; }
   /// Every tensor value: the arguments first, then op results in order.
   ArrayRef<ValueInfo> getValues() const { return values; }
+  /// Every op with workspace, in order.
+  ArrayRef<WorkspaceInfo> getWorkspaces() const { return workspaces; }
   /// Bytes live at each op (indexed like getOps()).
   ArrayRef<int64_t> getLiveBytes() const { return liveBytes; }
   /// The peak of live bytes; its step indexes getOps().
@@ -94,14 +103,16 @@ public:
     return peak.step < 0 ? nullptr : ops[peak.step];
   }
 
-  /// Prints the values with sizes and live ranges, the live bytes at each op
-  /// and the peak, in a stable textual form that tests check.
+  /// Prints the values with sizes and live ranges, the workspaces, the live
+  /// bytes at each op and the peak, in a stable textual form that tests
+  /// check.
   void print(raw_ostream &os) const;
 
 private:
   Operation *funcOp;
   SmallVector<Operation *> ops;
   SmallVector<ValueInfo> values;
+  SmallVector<WorkspaceInfo> workspaces;
   std::vector<int64_t> liveBytes;
   Peak peak;
 };

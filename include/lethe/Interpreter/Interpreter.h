@@ -66,8 +66,9 @@ public:
   FailureOr<std::vector<HostTensor>> run(func::FuncOp function,
                                          std::vector<HostTensor> arguments);
 
-  /// Peak of the device tensor bytes held during the last run (host copies,
-  /// values of type !lethe.host, do not count).
+  /// Peak of the device tensor bytes held during the last run, the workspace
+  /// of the op running included (host copies, values of type !lethe.host, do
+  /// not count).
   int64_t getPeakBytes() const { return peakBytes; }
 
   /// Executes the single op `op` on `operands` into the allocated `results`

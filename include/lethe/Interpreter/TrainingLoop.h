@@ -78,8 +78,8 @@ private:
 };
 
 /// The number of classes of `argument` when a classification loss (or its
-/// gradient) reads it as class indices: the class dimension 1 of the scores.
-/// Drivers draw random labels below it.
+/// gradient) reads it, or a prefetched copy of it, as class indices: the
+/// class dimension 1 of the scores. Drivers draw random labels below it.
 std::optional<int64_t> getClassCount(BlockArgument argument);
 
 /// The parameters and optimizer state of the training step `function`, as

@@ -39,8 +39,11 @@ struct ArenaBuffer {
   int64_t bytes = 0;
   int64_t firstStep = 0;
   int64_t lastStep = 0;
-  /// The value it holds, for buffers of a schedule; -1 otherwise.
+  /// The value it holds, for buffers of a schedule's values; -1 otherwise.
   int value = -1;
+  /// The node whose workspace it is, for a schedule's workspace buffers
+  /// (held at one compute of the node); -1 otherwise.
+  int node = -1;
 };
 
 /// The default alignment of every offset (and rounding of every size): what
@@ -82,9 +85,11 @@ struct ScheduleBuffers {
   bool valid = false;
   std::string error;
   /// Every device version of a value (the inputs of the step, each output of
-  /// each compute, each prefetch), held by the freeing rule of simulate():
-  /// steps are schedule indices, and the number of steps is the end of the
-  /// training step. Their sum at each step is simulate()'s memory curve.
+  /// each compute, each prefetch), in the order they are made, held by the
+  /// freeing rule of simulate(): steps are schedule indices, and the number
+  /// of steps is the end of the training step. Then the workspace of every
+  /// compute of a node that has one, in schedule order, held at that step
+  /// only. Their sum at each step is simulate()'s memory curve.
   std::vector<ArenaBuffer> device;
   /// The host copy of every offloaded value, from its first offload to the
   /// end (a later offload of the value reuses it).

@@ -28,7 +28,8 @@
 // everything leaves for the backward block; the peak of every way of running
 // its forward part (a first computation or a recompute; keeping the input,
 // the output or everything the backward reads; the input held by a caller or
-// freed after its last read) and its backward part; and the memory outside
+// freed after its last read) and its backward part, each node's workspace
+// counted while it runs (the only time one is held); and the memory outside
 // the chain, which the simulator sees as the unplanned step does except for
 // three kinds of value:
 //  - step outputs the stage's forward makes (running statistics, the loss):

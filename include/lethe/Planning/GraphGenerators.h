@@ -35,6 +35,11 @@ TrainingGraph makeRandomChain(int stages, uint64_t seed);
 /// node per parameter. Sizes and times as in makeRandomChain.
 TrainingGraph makeRandomTrainingDag(int forwardNodes, uint64_t seed);
 
+/// Gives about a third of the non-optimizer nodes of `graph` a workspace (as
+/// a convolution's column buffer) of a whole number of KiB in [1, 16], drawn
+/// from `seed`, and returns it.
+TrainingGraph addRandomWorkspace(TrainingGraph graph, uint64_t seed);
+
 /// A planning problem around `graph` with the budget set to `fraction` of
 /// its unplanned peak and a host link of 25 GB/s each way and 10 us latency.
 PlanningProblem makeProblem(TrainingGraph graph, double fraction);

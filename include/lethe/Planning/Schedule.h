@@ -28,9 +28,10 @@
 // free tensors, so the simulated peak of the unplanned schedule is the
 // profile's peak.
 //
-// Memory is measured at every step: a compute holds its inputs, its outputs
-// and everything else resident; a prefetch holds its destination. The curve
-// has one more entry for the end of the step, where only outputs remain.
+// Memory is measured at every step: a compute holds its inputs, its outputs,
+// its node's workspace (for that step only) and everything else resident; a
+// prefetch holds its destination. The curve has one more entry for the end
+// of the step, where only outputs remain.
 //
 // Time: the compute stream runs computes in order, each starting when the
 // previous one ends and its prefetched inputs have arrived. Each copy stream

@@ -115,6 +115,13 @@ bool runStrategy(const std::string &name, const PlanningProblem &problem,
                  const PlanOptions &options, PlanResult &result,
                  std::string &error, int64_t *minimumBudget = nullptr);
 
+/// The budget every strategy meets with the unplanned schedule: its peak,
+/// or with options.arenaAlignment set, the larger of that and its arena's
+/// size (the layout's greedy starts, as the arena check lays out plans).
+/// The top of the range to search for a strategy's smallest budget.
+int64_t getUnplannedBudget(const PlanningProblem &problem,
+                           const PlanOptions &options);
+
 /// The smallest budget in [low, high] for which strategy `name` finds a
 /// plan, found by bisection (strategies are monotone in the budget), or -1
 /// when it finds none at `high`. The probes share options.timeLimitSeconds,

@@ -44,8 +44,11 @@ struct TimelineStep {
   double issue = 0;
   double start = 0;
   double end = 0;
-  /// Device bytes held while it runs (simulate()'s memory curve).
+  /// Device bytes held while it runs (simulate()'s memory curve), the
+  /// workspace of a compute included.
   int64_t liveBytes = 0;
+  /// The workspace a compute holds while it runs (0 for other steps).
+  int64_t workspaceBytes = 0;
 };
 
 /// How a device copy of a value came to be.
@@ -91,8 +94,10 @@ struct MemoryTimeline {
   int64_t arenaBytes = 0;
   std::vector<TimelineStep> steps;
   std::vector<TimelineTensor> tensors;
-  /// Bytes live at the peak step by ValueKind.
+  /// Bytes live at the peak step by ValueKind, and the workspace held there
+  /// (together, the peak).
   std::array<int64_t, kNumValueKinds> bytesAtPeak = {};
+  int64_t workspaceAtPeak = 0;
   /// Indices into `tensors` of the largest live at the peak, largest first
   /// (at most ten).
   std::vector<int> largestAtPeak;

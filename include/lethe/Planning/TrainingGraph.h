@@ -20,6 +20,9 @@
 //  - `users` lists each reading node once, in increasing order.
 //  - A value with `isOutput` set is returned by the step: it must be resident
 //    when the step ends.
+//  - A node's workspace is scratch memory the op holds while it runs, and
+//    only then: every compute of the node (the first and each recompute)
+//    holds its own, and it counts against the budget like a tensor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +76,9 @@ struct GraphNode {
   NodeRole role = NodeRole::Forward;
   /// Whether a plan may run it again (pure and deterministic).
   bool recomputable = true;
+  /// Device scratch bytes it holds while it runs (the cost interface's
+  /// workspace, at the size it takes in the arena); 0 for most ops.
+  int64_t workspaceBytes = 0;
 };
 
 /// The host link as the planner models it: a copy of `bytes` in one direction

@@ -22,6 +22,7 @@
 
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 #include "lethe/Dialect/Lethe/IR/TensorSize.h"
+#include "lethe/Dialect/Lethe/Transforms/Attributes.h"
 #include "lethe/Interpreter/Interpreter.h"
 #include "lethe/Interpreter/RuntimeArguments.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -221,6 +222,9 @@ private:
     return descriptor(op, cast<RankedTensorType>(result.getType()),
                       arenaOffsets.lookup(result));
   }
+  /// The op's workspace block as lethe_rt.h describes it (a rank-1 u8 byte
+  /// buffer of its workspace bytes), or NULL for an op without one.
+  FailureOr<Value> workspace(Operation &op);
   /// An array holding the descriptor pointers `descriptors`.
   Value pointerArray(ArrayRef<Value> descriptors);
 
@@ -246,6 +250,8 @@ private:
   unsigned nextDescriptor = 0;
 
   llvm::DenseMap<Value, int64_t> arenaOffsets, hostOffsets;
+  /// Each op with workspace: its block's offset and its workspace bytes.
+  llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> workspaceBlocks;
   std::map<std::string, LLVM::GlobalOp> globalsByKey;
   unsigned numGlobals = 0;
 };
@@ -275,6 +281,14 @@ LogicalResult StepLowering::readLayout() {
       hostOffsets[offload.getOutput()] = offset.getInt();
       continue;
     }
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      if (int64_t bytes = cost.getWorkspaceBytes(); bytes > 0) {
+        auto offset = op.getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
+        if (!offset)
+          return fail(op.getName().getStringRef() + " has no " +
+                      kWorkspaceOffsetAttr + " for its workspace");
+        workspaceBlocks[&op] = {offset.getInt(), bytes};
+      }
     if (op.getNumResults() == 0)
       continue;
     auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("lethe.offsets");
@@ -337,6 +351,16 @@ Value StepLowering::bytes(StringRef data) {
 Value StepLowering::arenaPointer(int64_t offset) {
   return LLVM::GEPOp::create(builder, loc, ptrType, i8Type, arenaBase,
                              ArrayRef<LLVM::GEPArg>{i64(offset)});
+}
+
+FailureOr<Value> StepLowering::workspace(Operation &op) {
+  auto block = workspaceBlocks.find(&op);
+  if (block == workspaceBlocks.end())
+    return null();
+  auto [offset, bytes] = block->second;
+  auto type = RankedTensorType::get(
+      {bytes}, IntegerType::get(op.getContext(), 8, IntegerType::Unsigned));
+  return descriptor(op, type, offset);
 }
 
 FailureOr<Value> StepLowering::descriptor(Operation &op, RankedTensorType type,
@@ -466,9 +490,16 @@ LogicalResult StepLowering::run() {
       }
       for (Value result : op.getResults())
         access.writes.push_back(arenaRange(result));
+      // The workspace is written too: a copy that reads or writes its bytes
+      // (a block it reuses) must be ordered with the op.
+      auto block = workspaceBlocks.find(&op);
+      if (block != workspaceBlocks.end())
+        access.writes.push_back({0, block->second.first,
+                                 block->second.first + block->second.second});
     }
     maxDescriptors =
-        std::max(maxDescriptors, op.getNumOperands() + op.getNumResults() + 1);
+        std::max(maxDescriptors, op.getNumOperands() + op.getNumResults() + 1 +
+                                     workspaceBlocks.count(&op));
     ops.push_back(&op);
     accesses.push_back(std::move(access));
   }
@@ -561,6 +592,7 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
   auto optionalIn = [&](unsigned index) {
     return op.getNumOperands() > index ? inD(index) : null();
   };
+  auto workspaceD = [&]() { return get(workspace(op)); };
   auto unary = [&](lethe_rt_unary_kind kind, double alpha = 0,
                    double beta = 0) {
     call("lethe_rt_unary",
@@ -696,7 +728,8 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
                  {context, inD(0), inD(1), optionalIn(2),
                   i64Array(conv.getStrides()), i64Array(conv.getPads()),
                   i64Array(conv.getDilations()),
-                  i64(static_cast<int64_t>(conv.getGroup())), outD()});
+                  i64(static_cast<int64_t>(conv.getGroup())), outD(),
+                  workspaceD()});
             return success();
           })
           .Case([&](ConvTransposeOp conv) {
@@ -705,14 +738,16 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
                   i64Array(conv.getStrides()), i64Array(conv.getPads()),
                   i64Array(conv.getDilations()),
                   i64Array(conv.getOutputPadding()),
-                  i64(static_cast<int64_t>(conv.getGroup())), outD()});
+                  i64(static_cast<int64_t>(conv.getGroup())), outD(),
+                  workspaceD()});
             return success();
           })
           .Case([&](ConvGradWeightOp grad) {
             call("lethe_rt_conv_grad_weight",
                  {context, inD(0), inD(1), i64Array(grad.getStrides()),
                   i64Array(grad.getPads()), i64Array(grad.getDilations()),
-                  i64(static_cast<int64_t>(grad.getGroup())), outD()});
+                  i64(static_cast<int64_t>(grad.getGroup())), outD(),
+                  workspaceD()});
             return success();
           })
           .Case([&](MaxPoolOp pool) {

@@ -24,6 +24,13 @@ func.func @train_step(%x: tensor<2xf32> {lethe.offset = 0 : i64}) -> tensor<2xf3
 
 // -----
 
+// expected-error @below {{convert-lethe-to-runtime: @train_step has no arena layout (lethe.conv has no lethe.workspace_offset for its workspace): run --lethe-assign-arena first}}
+func.func @train_step(%x: tensor<1x1x3x3xf32> {lethe.offset = 0 : i64}, %w: tensor<1x1x2x2xf32> {lethe.offset = 256 : i64}) -> tensor<1x1x2x2xf32> attributes {lethe.arena = {alignment = 256 : i64, host_size = 0 : i64, liveness_peak = 1024 : i64, size = 1024 : i64}} {
+  %y = lethe.conv %x, %w {dilations = array<i64: 1, 1>, lethe.offsets = array<i64: 512>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %y : tensor<1x1x2x2xf32>
+}
+// -----
+
 func.func @train_step(%x: tensor<2xf32> {lethe.offset = 0 : i64}) -> tensor<2xf32> attributes {lethe.arena = {alignment = 256 : i64, host_size = 0 : i64, liveness_peak = 512 : i64, size = 512 : i64}} {
   // expected-error @below {{convert-lethe-to-runtime: cannot lower foo.bar to runtime calls yet}}
   %y = "foo.bar"(%x) {lethe.offsets = array<i64: 256>} : (tensor<2xf32>) -> tensor<2xf32>

@@ -7,9 +7,11 @@ With --plan, the peak, step time, budget, strategy and unplanned figures must
 equal the function's `lethe.plan`, and the arena and liveness peak its
 `lethe.arena`. With --profile (the output of --lethe-print-memory-profile on
 an unplanned step) the peak must equal the profile's, its tensors rounded up
-to 256-byte blocks as the planner counts them. Either way the memory
-curve in `steps` must peak at `peak_bytes`, the categories at the peak must
-add up to it, and the tensors live at the peak too. Prints one line and exits
+to 256-byte blocks as the planner counts them (the op workspaces it lists
+too). Either way the memory curve in `steps` must peak at `peak_bytes`, the
+categories at the peak must add up to it, and so must the tensors live at the
+peak with the workspace of the peak step, which must be the `workspace`
+category. Prints one line and exits
 1 on the first disagreement.
 """
 
@@ -60,9 +62,13 @@ def main(argv):
                  timeline["peak_bytes"])
     expect_equal("categories at the peak", sum(
         timeline["categories_at_peak"].values()), timeline["peak_bytes"])
+    workspace = steps[peak_step].get("workspace_bytes", 0)
+    expect_equal("workspace at the peak",
+                 timeline["categories_at_peak"]["workspace"], workspace)
     live = sum(tensor["bytes"] for tensor in timeline["tensors"]
                if tensor["first_step"] <= peak_step <= tensor["last_step"])
-    expect_equal("tensors live at the peak", live, timeline["peak_bytes"])
+    expect_equal("tensors and workspace live at the peak", live + workspace,
+                 timeline["peak_bytes"])
     issues = [step["issue"] for step in steps]
     if issues != sorted(issues):
         fail("the steps' issue times decrease")
@@ -86,8 +92,9 @@ def main(argv):
         strategy = re.search(r'strategy = "([^"]*)"', text)
         expect_equal("strategy", timeline["strategy"], strategy.group(1))
     elif mode == "--profile":
-        # The profile lists each tensor's bytes and live ops; the planner
-        # counts sizes rounded up to the arena's 256-byte blocks.
+        # The profile lists each tensor's and each op workspace's bytes and
+        # live ops; the planner counts sizes rounded up to the arena's
+        # 256-byte blocks.
         tensors = re.findall(r"(\d+) bytes  live (\d+)\.\.(\d+)", text)
         if not tensors:
             fail("no tensors in the memory profile")

@@ -12,6 +12,8 @@
 
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::lethe;
 
@@ -226,10 +228,12 @@ int64_t ConvTransposeOp::getFlops() {
 int64_t ConvTransposeOp::getWorkspaceBytes() {
   // A GEMM into a column buffer of (M/group) * prod(kernel) rows and
   // prod(input spatial) columns, then col2im, for one image and one group.
+  // The columns are the GEMM's products, kept in its compute precision (f32
+  // for f16 and bf16) for col2im to sum.
   RankedTensorType weight = getWeight().getType(), input = getInput().getType();
   return product(weight.getShape().drop_front(1)) *
          product(input.getShape().drop_front(2)) *
-         getElementSizeInBytes(input.getElementType());
+         std::max<int64_t>(getElementSizeInBytes(input.getElementType()), 4);
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The --lethe-assign-arena pass: the function read as a schedule
-// (PlanningProblem.h), the lifetime of every device tensor and host copy from
-// the same replay the simulator does (getScheduleBuffers), the layout from the
-// plain-C++ layOutArena, and the offsets written back as attributes.
+// (PlanningProblem.h), the lifetime of every device tensor, op workspace and
+// host copy from the same replay the simulator does (getScheduleBuffers), the
+// layout from the plain-C++ layOutArena, and the offsets written back as
+// attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,8 +68,8 @@ struct AssignArenaPass
     planning::ArenaLayout host = planning::layOutArena(buffers.host, alignment);
 
     // The device buffers come in the order their tensors are made: the
-    // arguments, then the results of each op in order. Host buffers come in
-    // the order of each value's first offload.
+    // arguments, then the results of each op in order; then the workspaces,
+    // by step. Host buffers come in the order of each value's first offload.
     Builder builder(&getContext());
     size_t next = 0;
     auto takeOffset = [&](Value value, int64_t step) -> FailureOr<int64_t> {
@@ -88,6 +89,10 @@ struct AssignArenaPass
       func.setArgAttr(argument.getArgNumber(), kOffsetAttr,
                       builder.getI64IntegerAttr(*offset));
     }
+    llvm::DenseMap<int64_t, int64_t> workspaceOffsets;
+    for (auto [index, buffer] : llvm::enumerate(buffers.device))
+      if (buffer.node >= 0)
+        workspaceOffsets[buffer.firstStep] = device.offsets[index];
     llvm::DenseMap<int, int64_t> hostOffsets;
     for (auto [index, buffer] : llvm::enumerate(buffers.host))
       hostOffsets[buffer.value] = host.offsets[index];
@@ -107,6 +112,12 @@ struct AssignArenaPass
         }
         op.setAttr(kOffsetsAttr, builder.getDenseI64ArrayAttr(offsets));
       }
+      auto workspace = workspaceOffsets.find(step);
+      if (workspace != workspaceOffsets.end())
+        op.setAttr(kWorkspaceOffsetAttr,
+                   builder.getI64IntegerAttr(workspace->second));
+      else
+        op.removeAttr(kWorkspaceOffsetAttr);
       ++step;
     }
     func->setAttr(

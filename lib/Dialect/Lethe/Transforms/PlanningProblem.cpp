@@ -251,6 +251,11 @@ mlir::lethe::extractPlanningProblem(func::FuncOp function,
       node.role = isOptimizerUpdate(&op) ? planning::NodeRole::Optimizer
                                          : planning::NodeRole::Backward;
     node.recomputable = node.role == planning::NodeRole::Forward && isPure(&op);
+    // Scratch the op holds while it runs, at the size its arena block takes
+    // (--lethe-assign-arena gives it one).
+    if (int64_t workspace = cost.getWorkspaceBytes(); workspace > 0)
+      node.workspaceBytes =
+          planning::alignBytes(workspace, planning::kDefaultArenaAlignment);
     node.inputs = inputs;
     graph.nodes.push_back(std::move(node));
     result.nodeOps.push_back(&op);

@@ -85,6 +85,29 @@ func.func @dead_and_returned(%keep: tensor<16xf32>, %small: tensor<2x2xf16>) -> 
   return %keep : tensor<16xf32>
 }
 
+// An op's workspace (the cost interface's getWorkspaceBytes: a convolution's
+// im2col column buffer, (C/group) * prod(kernel) rows by prod(output
+// spatial) columns, 2 * 3 * 3 * 5 * 5 f32 = 1800 bytes) is live at that op
+// only. x 1x2x5x5xf32 = 200, w 3x2x3x3xf32 = 216, %0 and %1 1x3x5x5xf32 =
+// 300.
+//   op 0 conv:   x 200 + w 216 + %0 300 + workspace 1800 = 2516
+//   op 1 relu:   %0 300 + %1 300                         =  600
+//   op 2 return: %1 300                                  =  300
+// CHECK-LABEL: memory profile of @conv: 4 tensors, 3 ops
+// CHECK:      %1 tensor<1x3x5x5xf32> 300 bytes live 1..2
+// CHECK-NEXT: workspace:
+// CHECK-NEXT: #0 lethe.conv 1800 bytes live 0..0
+// CHECK-NEXT: live bytes by op:
+// CHECK-NEXT: #0 lethe.conv  2516 bytes
+// CHECK-NEXT: #1 lethe.relu   600 bytes
+// CHECK-NEXT: #2 func.return  300 bytes
+// CHECK-NEXT: peak: 2516 bytes at op #0 (lethe.conv)
+func.func @conv(%x: tensor<1x2x5x5xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x5x5xf32> {
+  %0 = lethe.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x5x5xf32>
+  %1 = lethe.relu %0 : tensor<1x3x5x5xf32>
+  return %1 : tensor<1x3x5x5xf32>
+}
+
 // Declarations have no body and no profile.
 // CHECK-NOT: memory profile of @external
 func.func private @external(tensor<4xf32>) -> tensor<4xf32>

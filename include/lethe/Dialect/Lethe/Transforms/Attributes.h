@@ -42,11 +42,13 @@ inline constexpr StringLiteral kUpdatesAttr = "lethe.updates";
 inline constexpr StringLiteral kStepAttr = "lethe.step";
 
 /// Where --lethe-assign-arena put a value: an argument's offset in the
-/// arena, each result's (an array on the op), an offload's slot in the host
-/// pool, and the function's arena (size, host_size, alignment,
-/// liveness_peak).
+/// arena, each result's (an array on the op), the op's workspace (on an op
+/// whose cost interface reports workspace: a block of that many bytes held
+/// while the op runs), an offload's slot in the host pool, and the
+/// function's arena (size, host_size, alignment, liveness_peak).
 inline constexpr StringLiteral kOffsetAttr = "lethe.offset";
 inline constexpr StringLiteral kOffsetsAttr = "lethe.offsets";
+inline constexpr StringLiteral kWorkspaceOffsetAttr = "lethe.workspace_offset";
 inline constexpr StringLiteral kHostOffsetAttr = "lethe.host_offset";
 inline constexpr StringLiteral kArenaAttr = "lethe.arena";
 

@@ -312,14 +312,17 @@ def AssignArenaPass : Pass<"lethe-assign-arena", "::mlir::func::FuncOp"> {
     Lays out the device tensors of each function (planned and materialized,
     or not) in one arena: every tensor gets a byte offset, aligned to
     `alignment`, such that two tensors alive at the same op never overlap;
-    host copies made by `lethe.offload` get slots in one host pool the same
-    way. Lifetimes are those the memory simulator and the interpreter use:
-    from the op that makes a tensor to its last use (to its release for an
-    offloaded one; arguments from the start, results to the end).
+    so does the workspace of every op whose cost interface reports one (a
+    convolution's column buffer), alive while that op runs; host copies made
+    by `lethe.offload` get slots in one host pool the same way. Lifetimes
+    are those the memory simulator and the interpreter use: from the op that
+    makes a tensor to its last use (to its release for an offloaded one;
+    arguments from the start, results to the end).
 
-    Offsets are recorded as attributes: `lethe.offsets` (one per result) on
-    ops, `lethe.offset` on arguments, `lethe.host_offset` on offloads; and
-    the function gets `lethe.arena = {size, liveness_peak, alignment,
+    Offsets are recorded as attributes: `lethe.offsets` (one per result) and
+    `lethe.workspace_offset` (for an op with workspace) on ops,
+    `lethe.offset` on arguments, `lethe.host_offset` on offloads; and the
+    function gets `lethe.arena = {size, liveness_peak, alignment,
     host_size}`, the arena's size against the most aligned bytes alive at
     once (no layout can be smaller). The statistics say the same.
 
