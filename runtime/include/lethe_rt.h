@@ -178,16 +178,27 @@ lethe_rt_status lethe_rt_gemm(lethe_rt_context *context,
 /*===----------------------------------------------------------------------===*
  * Convolution and pooling (layout N, C, D1..Dn; n = rank - 2 spatial dims;
  * `pads` has 2n entries, all begins then all ends)
+ *
+ * The convolutions take a trailing `workspace`: scratch memory the kernel may
+ * use while it runs. NULL lets the backend find its own (the CPU backend
+ * allocates it on the heap). Otherwise it is a byte buffer, a rank-1
+ * LETHE_RT_U8 tensor whose one dim is its size in bytes, with data aligned to
+ * 8 bytes (the arena's blocks are aligned to 256), holding at least the op's
+ * workspace bytes -- the cost interface's getWorkspaceBytes() of the lethe
+ * op, for which a planned step gives each such op a block of its arena
+ * (`lethe.workspace_offset`) -- and the kernel uses it instead of allocating:
+ * the CPU backend keeps its im2col column buffer there. Its contents before
+ * and after the call mean nothing. A buffer that is too small is an error
+ * that names the bytes needed.
  *===----------------------------------------------------------------------===*/
 
 /* ONNX Conv; `bias` may be NULL. */
-lethe_rt_status lethe_rt_conv(lethe_rt_context *context,
-                              const lethe_rt_tensor *x,
-                              const lethe_rt_tensor *w,
-                              const lethe_rt_tensor *bias,
-                              const int64_t *strides, const int64_t *pads,
-                              const int64_t *dilations, int64_t group,
-                              const lethe_rt_tensor *out);
+lethe_rt_status
+lethe_rt_conv(lethe_rt_context *context, const lethe_rt_tensor *x,
+              const lethe_rt_tensor *w, const lethe_rt_tensor *bias,
+              const int64_t *strides, const int64_t *pads,
+              const int64_t *dilations, int64_t group,
+              const lethe_rt_tensor *out, const lethe_rt_tensor *workspace);
 
 /* ONNX ConvTranspose (output_shape already resolved into pads). */
 lethe_rt_status
@@ -195,7 +206,8 @@ lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
                         const lethe_rt_tensor *w, const lethe_rt_tensor *bias,
                         const int64_t *strides, const int64_t *pads,
                         const int64_t *dilations, const int64_t *output_padding,
-                        int64_t group, const lethe_rt_tensor *out);
+                        int64_t group, const lethe_rt_tensor *out,
+                        const lethe_rt_tensor *workspace);
 
 /* ONNX MaxPool, for float and integer dtypes (not i1); padding never wins
  * the max, NaN wins over numbers, and of equal maxima the first
@@ -227,7 +239,8 @@ lethe_rt_status
 lethe_rt_conv_grad_weight(lethe_rt_context *context, const lethe_rt_tensor *x,
                           const lethe_rt_tensor *dy, const int64_t *strides,
                           const int64_t *pads, const int64_t *dilations,
-                          int64_t group, const lethe_rt_tensor *dw);
+                          int64_t group, const lethe_rt_tensor *dw,
+                          const lethe_rt_tensor *workspace);
 
 /* The input gradient of lethe_rt_max_pool (float dtypes): dx = 0, then each
  * element of dy is added at its window's maximum in x (found as the forward
