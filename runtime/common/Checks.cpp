@@ -245,6 +245,128 @@ std::string lethe::rt::gemmShapesError(const lethe_rt_tensor &a,
 }
 
 //===----------------------------------------------------------------------===//
+// Convolutions
+//===----------------------------------------------------------------------===//
+
+std::string lethe::rt::convolutionOperandsError(const lethe_rt_tensor &x,
+                                                const lethe_rt_tensor &w,
+                                                const lethe_rt_tensor *bias,
+                                                const lethe_rt_tensor &out,
+                                                int64_t group,
+                                                ConvolutionNames names) {
+  if (x.rank < 3 || x.rank > 5 || w.rank != x.rank || out.rank != x.rank ||
+      out.shape[0] != x.shape[0])
+    return formatMessage(
+        "x (%s), %s (%s) and %s (%s) must be N, C and 1 to 3 spatial dims",
+        shapeString(x).c_str(), names.weight, shapeString(w).c_str(),
+        names.output, shapeString(out).c_str());
+  if (group < 1)
+    return formatMessage("group must be positive, got %lld",
+                         static_cast<long long>(group));
+  if (bias && (bias->rank != 1 || bias->shape[0] != out.shape[1]))
+    return formatMessage("bias (%s) must have one value per output channel "
+                         "(%lld)",
+                         shapeString(*bias).c_str(),
+                         static_cast<long long>(out.shape[1]));
+  return "";
+}
+
+std::string lethe::rt::convolutionGeometryError(
+    const int64_t *spatialIn, const int64_t *spatialOut, const int64_t *kernel,
+    const int64_t *strides, const int64_t *pads, const int64_t *dilations,
+    int32_t rank, ConvolutionGeometry &geometry) {
+  if (!strides || !pads || !dilations)
+    return "strides, pads or dilations is missing";
+  geometry = ConvolutionGeometry();
+  geometry.rank = rank;
+  for (int32_t dim = 0; dim < rank; ++dim) {
+    if (strides[dim] <= 0 || dilations[dim] <= 0 || pads[dim] < 0 ||
+        pads[dim + rank] < 0)
+      return formatMessage("spatial dim %d: strides and dilations must be "
+                           "positive and pads non-negative",
+                           dim);
+    geometry.input.push_back(spatialIn[dim]);
+    geometry.output.push_back(spatialOut[dim]);
+    geometry.kernel.push_back(kernel[dim]);
+    geometry.strides.push_back(strides[dim]);
+    geometry.padBegin.push_back(pads[dim]);
+    geometry.padEnd.push_back(pads[dim + rank]);
+    geometry.dilations.push_back(dilations[dim]);
+    geometry.inputSize *= spatialIn[dim];
+    geometry.outputSize *= spatialOut[dim];
+    geometry.kernelSize *= kernel[dim];
+  }
+  return "";
+}
+
+std::string lethe::rt::convolutionShapesError(
+    const lethe_rt_tensor &x, const lethe_rt_tensor &w,
+    const lethe_rt_tensor &out, const int64_t *strides, const int64_t *pads,
+    const int64_t *dilations, int64_t group, ConvolutionNames names,
+    ConvolutionGeometry &geometry) {
+  int64_t channels = x.shape[1], filters = w.shape[0];
+  if (channels % group || filters % group || w.shape[1] * group != channels ||
+      out.shape[1] != filters)
+    return formatMessage(
+        "channels do not match: x (%s), %s (%s), %s (%s), group %lld",
+        shapeString(x).c_str(), names.weight, shapeString(w).c_str(),
+        names.output, shapeString(out).c_str(), static_cast<long long>(group));
+  int32_t rank = x.rank - 2;
+  std::string error =
+      convolutionGeometryError(x.shape + 2, out.shape + 2, w.shape + 2, strides,
+                               pads, dilations, rank, geometry);
+  if (!error.empty())
+    return error;
+  for (int32_t dim = 0; dim < rank; ++dim) {
+    int64_t span = geometry.input[dim] + pads[dim] + pads[dim + rank] -
+                   dilations[dim] * (geometry.kernel[dim] - 1) - 1;
+    if (span < 0 || span / strides[dim] + 1 != geometry.output[dim])
+      return formatMessage("%s's spatial dim %d (%lld) does not match x, %s "
+                           "and the attributes",
+                           names.output, dim,
+                           static_cast<long long>(geometry.output[dim]),
+                           names.weight);
+  }
+  return "";
+}
+
+std::string lethe::rt::convTransposeShapesError(
+    const lethe_rt_tensor &x, const lethe_rt_tensor &w,
+    const lethe_rt_tensor &out, const int64_t *strides, const int64_t *pads,
+    const int64_t *dilations, const int64_t *outputPadding, int64_t group,
+    ConvolutionGeometry &geometry) {
+  int64_t channels = x.shape[1], filters = out.shape[1];
+  if (channels % group || w.shape[0] != channels ||
+      w.shape[1] * group != filters)
+    return formatMessage(
+        "channels do not match: x (%s), w (%s), out (%s), group %lld",
+        shapeString(x).c_str(), shapeString(w).c_str(),
+        shapeString(out).c_str(), static_cast<long long>(group));
+  if (!outputPadding)
+    return "output_padding is missing";
+  // The geometry of the convolution whose adjoint this is: its input is our
+  // output, its output our x.
+  int32_t rank = x.rank - 2;
+  std::string error =
+      convolutionGeometryError(out.shape + 2, x.shape + 2, w.shape + 2, strides,
+                               pads, dilations, rank, geometry);
+  if (!error.empty())
+    return error;
+  for (int32_t dim = 0; dim < rank; ++dim) {
+    int64_t size = strides[dim] * (geometry.output[dim] - 1) +
+                   outputPadding[dim] +
+                   dilations[dim] * (geometry.kernel[dim] - 1) + 1 - pads[dim] -
+                   pads[dim + rank];
+    if (size != geometry.input[dim])
+      return formatMessage("out's spatial dim %d (%lld) does not match x, w "
+                           "and the attributes (%lld)",
+                           dim, static_cast<long long>(geometry.input[dim]),
+                           static_cast<long long>(size));
+  }
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
 

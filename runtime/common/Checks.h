@@ -172,6 +172,112 @@ std::string gemmShapesError(const lethe_rt_tensor &a, const lethe_rt_tensor &b,
                             int64_t &k, std::vector<int64_t> &cStrides);
 
 //===----------------------------------------------------------------------===//
+// Convolutions
+//===----------------------------------------------------------------------===//
+
+/// The geometry of a convolution, checked against the tensors: `input` and
+/// `output` are the spatial dims of the convolution's input and output (for
+/// conv_transpose, the roles are swapped: its x is the convolution's
+/// output).
+struct ConvolutionGeometry {
+  int32_t rank = 0;
+  std::vector<int64_t> input, output, kernel, strides, padBegin, padEnd,
+      dilations;
+  int64_t inputSize = 1, outputSize = 1, kernelSize = 1;
+};
+
+/// The names a kernel gives the convolution's weight and output.
+struct ConvolutionNames {
+  const char *weight, *output;
+};
+
+/// For valid x, w, bias (may be null) and out: the ranks, batch, group and
+/// bias shape every convolution kernel shares; `names` are what the kernel
+/// calls w and out.
+std::string convolutionOperandsError(const lethe_rt_tensor &x,
+                                     const lethe_rt_tensor &w,
+                                     const lethe_rt_tensor *bias,
+                                     const lethe_rt_tensor &out, int64_t group,
+                                     ConvolutionNames names);
+
+/// The attributes of a convolution of `rank` spatial dims (strides and
+/// dilations positive, pads non-negative), filling `geometry` with them and
+/// the spatial dims of its input, output and kernel.
+std::string
+convolutionGeometryError(const int64_t *spatialIn, const int64_t *spatialOut,
+                         const int64_t *kernel, const int64_t *strides,
+                         const int64_t *pads, const int64_t *dilations,
+                         int32_t rank, ConvolutionGeometry &geometry);
+
+/// For operands that passed convolutionOperandsError: the channels and
+/// spatial dims of x, w (its weight) and out (its output) match the
+/// attributes, as lethe_rt_conv computes; fills `geometry`.
+std::string convolutionShapesError(const lethe_rt_tensor &x,
+                                   const lethe_rt_tensor &w,
+                                   const lethe_rt_tensor &out,
+                                   const int64_t *strides, const int64_t *pads,
+                                   const int64_t *dilations, int64_t group,
+                                   ConvolutionNames names,
+                                   ConvolutionGeometry &geometry);
+
+/// The same for lethe_rt_conv_transpose (whose out is the convolution's
+/// input, sized by `outputPadding` too); fills `geometry` with the
+/// convolution whose adjoint it is.
+std::string
+convTransposeShapesError(const lethe_rt_tensor &x, const lethe_rt_tensor &w,
+                         const lethe_rt_tensor &out, const int64_t *strides,
+                         const int64_t *pads, const int64_t *dilations,
+                         const int64_t *outputPadding, int64_t group,
+                         ConvolutionGeometry &geometry);
+
+/// The tensors every convolution kernel shares: x of a float dtype, w, out
+/// and bias (when not null) of x's dtype, and convolutionOperandsError.
+inline bool checkConvolutionOperands(
+    lethe_rt_context *context, const char *kernel, const lethe_rt_tensor *x,
+    const lethe_rt_tensor *w, const lethe_rt_tensor *bias,
+    const lethe_rt_tensor *out, int64_t group, ConvolutionNames names) {
+  return checkFloatTensor(context, kernel, "x", x) &&
+         checkDtype(context, kernel, names.weight, w, x->dtype) &&
+         checkDtype(context, kernel, names.output, out, x->dtype) &&
+         (!bias || checkDtype(context, kernel, "bias", bias, x->dtype)) &&
+         report(context, kernel,
+                convolutionOperandsError(*x, *w, bias, *out, group, names));
+}
+
+/// A convolution of x with w (and bias) into out, as lethe_rt_conv computes
+/// it (lethe_rt_conv_grad_weight's, with w and out named by `names`), and
+/// its geometry.
+inline bool checkConvolution(lethe_rt_context *context, const char *kernel,
+                             const lethe_rt_tensor *x, const lethe_rt_tensor *w,
+                             const lethe_rt_tensor *bias,
+                             const lethe_rt_tensor *out, const int64_t *strides,
+                             const int64_t *pads, const int64_t *dilations,
+                             int64_t group, ConvolutionNames names,
+                             ConvolutionGeometry &geometry) {
+  return checkConvolutionOperands(context, kernel, x, w, bias, out, group,
+                                  names) &&
+         report(context, kernel,
+                convolutionShapesError(*x, *w, *out, strides, pads, dilations,
+                                       group, names, geometry));
+}
+
+/// lethe_rt_conv_transpose's arguments, and the geometry of the convolution
+/// whose adjoint it computes.
+inline bool
+checkConvTranspose(lethe_rt_context *context, const char *kernel,
+                   const lethe_rt_tensor *x, const lethe_rt_tensor *w,
+                   const lethe_rt_tensor *bias, const lethe_rt_tensor *out,
+                   const int64_t *strides, const int64_t *pads,
+                   const int64_t *dilations, const int64_t *outputPadding,
+                   int64_t group, ConvolutionGeometry &geometry) {
+  return checkConvolutionOperands(context, kernel, x, w, bias, out, group,
+                                  {"w", "out"}) &&
+         report(context, kernel,
+                convTransposeShapesError(*x, *w, *out, strides, pads, dilations,
+                                         outputPadding, group, geometry));
+}
+
+//===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
 

@@ -24,47 +24,8 @@ using namespace lethe::rt;
 
 namespace {
 
-/// The geometry of a convolution, checked against the tensors: `input` and
-/// `output` are the spatial dims of the convolution's input and output (for
-/// conv_transpose, the roles are swapped: its x is the convolution's
-/// output).
-struct Geometry {
-  int32_t rank = 0;
-  std::vector<int64_t> input, output, kernel, strides, padBegin, dilations;
-  int64_t inputSize = 1, outputSize = 1, kernelSize = 1;
-};
-
-bool makeGeometry(lethe_rt_context *context, const char *kernelName,
-                  const int64_t *spatialIn, const int64_t *spatialOut,
-                  const int64_t *kernel, const int64_t *strides,
-                  const int64_t *pads, const int64_t *dilations, int32_t rank,
-                  Geometry &geometry) {
-  if (!strides || !pads || !dilations) {
-    fail(context, kernelName, "strides, pads or dilations is missing");
-    return false;
-  }
-  geometry.rank = rank;
-  for (int32_t dim = 0; dim < rank; ++dim) {
-    if (strides[dim] <= 0 || dilations[dim] <= 0 || pads[dim] < 0 ||
-        pads[dim + rank] < 0) {
-      fail(context, kernelName,
-           "spatial dim %d: strides and dilations must be positive and pads "
-           "non-negative",
-           dim);
-      return false;
-    }
-    geometry.input.push_back(spatialIn[dim]);
-    geometry.output.push_back(spatialOut[dim]);
-    geometry.kernel.push_back(kernel[dim]);
-    geometry.strides.push_back(strides[dim]);
-    geometry.padBegin.push_back(pads[dim]);
-    geometry.dilations.push_back(dilations[dim]);
-    geometry.inputSize *= spatialIn[dim];
-    geometry.outputSize *= spatialOut[dim];
-    geometry.kernelSize *= kernel[dim];
-  }
-  return true;
-}
+/// The geometry of a checked convolution (common/Checks.h).
+using Geometry = ConvolutionGeometry;
 
 /// For every kernel position and output position, the input offset it reads
 /// (within one channel plane), or -1 for padding. Row-major [kernel][output].
@@ -119,84 +80,6 @@ void im2col(const T *plane, int64_t channels, const Geometry &geometry,
       for (int64_t o = 0; o < columns; ++o)
         row[o] = map[o] < 0 ? T{} : channel[map[o]];
     }
-}
-
-/// The names a kernel gives the convolution's weight and output.
-struct ConvolutionNames {
-  const char *weight, *output;
-};
-
-/// Checks the tensors shared by the kernels; `names` are what the kernel
-/// calls w and out.
-bool checkOperands(lethe_rt_context *context, const char *kernel,
-                   const lethe_rt_tensor *x, const lethe_rt_tensor *w,
-                   const lethe_rt_tensor *bias, const lethe_rt_tensor *out,
-                   int64_t group, ConvolutionNames names) {
-  if (!checkFloatTensor(context, kernel, "x", x) ||
-      !checkDtype(context, kernel, names.weight, w, x->dtype) ||
-      !checkDtype(context, kernel, names.output, out, x->dtype) ||
-      (bias && !checkDtype(context, kernel, "bias", bias, x->dtype)))
-    return false;
-  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank ||
-      out->rank != x->rank || out->shape[0] != x->shape[0]) {
-    fail(context, kernel,
-         "x (%s), %s (%s) and %s (%s) must be N, C and 1 to 3 spatial dims",
-         shapeString(*x).c_str(), names.weight, shapeString(*w).c_str(),
-         names.output, shapeString(*out).c_str());
-    return false;
-  }
-  if (group < 1) {
-    fail(context, kernel, "group must be positive, got %lld",
-         static_cast<long long>(group));
-    return false;
-  }
-  if (bias && (bias->rank != 1 || bias->shape[0] != out->shape[1])) {
-    fail(context, kernel,
-         "bias (%s) must have one value per output channel "
-         "(%lld)",
-         shapeString(*bias).c_str(), static_cast<long long>(out->shape[1]));
-    return false;
-  }
-  return true;
-}
-
-/// Checks a convolution of x with w (and bias) into out, as lethe_rt_conv
-/// computes it, and describes its geometry.
-bool checkConvolution(lethe_rt_context *context, const char *kernel,
-                      const lethe_rt_tensor *x, const lethe_rt_tensor *w,
-                      const lethe_rt_tensor *bias, const lethe_rt_tensor *out,
-                      const int64_t *strides, const int64_t *pads,
-                      const int64_t *dilations, int64_t group,
-                      ConvolutionNames names, Geometry &geometry) {
-  if (!checkOperands(context, kernel, x, w, bias, out, group, names))
-    return false;
-  int64_t channels = x->shape[1], filters = w->shape[0];
-  if (channels % group || filters % group || w->shape[1] * group != channels ||
-      out->shape[1] != filters) {
-    fail(context, kernel,
-         "channels do not match: x (%s), %s (%s), %s (%s), group %lld",
-         shapeString(*x).c_str(), names.weight, shapeString(*w).c_str(),
-         names.output, shapeString(*out).c_str(),
-         static_cast<long long>(group));
-    return false;
-  }
-  int32_t rank = x->rank - 2;
-  if (!makeGeometry(context, kernel, x->shape + 2, out->shape + 2, w->shape + 2,
-                    strides, pads, dilations, rank, geometry))
-    return false;
-  for (int32_t dim = 0; dim < rank; ++dim) {
-    int64_t span = geometry.input[dim] + pads[dim] + pads[dim + rank] -
-                   dilations[dim] * (geometry.kernel[dim] - 1) - 1;
-    if (span < 0 || span / strides[dim] + 1 != geometry.output[dim]) {
-      fail(context, kernel,
-           "%s's spatial dim %d (%lld) does not match x, %s and the "
-           "attributes",
-           names.output, dim, static_cast<long long>(geometry.output[dim]),
-           names.weight);
-      return false;
-    }
-  }
-  return true;
 }
 
 /// The alignment lethe_rt.h promises a workspace's data: enough for every
@@ -292,36 +175,11 @@ lethe_rt_conv_transpose(lethe_rt_context *context, const lethe_rt_tensor *x,
                         int64_t group, const lethe_rt_tensor *out,
                         const lethe_rt_tensor *workspace) {
   const char *kernel = "lethe_rt_conv_transpose";
-  if (!checkOperands(context, kernel, x, w, bias, out, group, {"w", "out"}))
+  Geometry geometry;
+  if (!checkConvTranspose(context, kernel, x, w, bias, out, strides, pads,
+                          dilations, output_padding, group, geometry))
     return LETHE_RT_ERROR;
   int64_t batch = x->shape[0], channels = x->shape[1], filters = out->shape[1];
-  if (channels % group || w->shape[0] != channels ||
-      w->shape[1] * group != filters)
-    return fail(context, kernel,
-                "channels do not match: x (%s), w (%s), out (%s), group %lld",
-                shapeString(*x).c_str(), shapeString(*w).c_str(),
-                shapeString(*out).c_str(), static_cast<long long>(group));
-  if (!output_padding)
-    return fail(context, kernel, "output_padding is missing");
-  // The geometry of the convolution whose adjoint this is: its input is our
-  // output, its output our x.
-  Geometry geometry;
-  int32_t rank = x->rank - 2;
-  if (!makeGeometry(context, kernel, out->shape + 2, x->shape + 2, w->shape + 2,
-                    strides, pads, dilations, rank, geometry))
-    return LETHE_RT_ERROR;
-  for (int32_t dim = 0; dim < rank; ++dim) {
-    int64_t size = strides[dim] * (geometry.output[dim] - 1) +
-                   output_padding[dim] +
-                   dilations[dim] * (geometry.kernel[dim] - 1) + 1 - pads[dim] -
-                   pads[dim + rank];
-    if (size != geometry.input[dim])
-      return fail(context, kernel,
-                  "out's spatial dim %d (%lld) does not match x, w and the "
-                  "attributes (%lld)",
-                  dim, static_cast<long long>(geometry.input[dim]),
-                  static_cast<long long>(size));
-  }
   std::vector<int64_t> indexMap = makeIndexMap(geometry);
   int64_t groupChannels = channels / group, groupFilters = filters / group;
   int64_t rows = groupFilters * geometry.kernelSize;

@@ -5,13 +5,15 @@
 //===----------------------------------------------------------------------===//
 //
 // The context's device resources (three streams, a cuBLAS handle, a status
-// word) and their teardown, error reporting, and the host-side argument
-// checks every kernel starts with.
+// word, and the cuDNN handle of the first convolution) and their teardown,
+// error reporting, and the host-side argument checks every kernel starts with.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaRuntime.h"
 #include "common/Events.h"
+
+#include <cudnn_graph.h>
 
 #include <new>
 
@@ -65,6 +67,8 @@ void destroyDeviceResources(lethe_rt_context &context) {
   context.events.clear();
   if (context.cublas)
     cublasDestroy(context.cublas);
+  if (context.cudnn)
+    cudnnDestroy(context.cudnn);
   for (cudaStream_t stream :
        {context.compute, context.deviceToHost, context.hostToDevice})
     if (stream)
@@ -142,6 +146,21 @@ bool lethe::rt::checkDevice(lethe_rt_context *context, const char *call) {
 //===----------------------------------------------------------------------===//
 // Argument checks
 //===----------------------------------------------------------------------===//
+
+bool lethe::rt::checkNoOverlap(lethe_rt_context *context, const char *call,
+                               const char *what, const lethe_rt_tensor &output,
+                               std::initializer_list<NamedTensor> inputs,
+                               const char *operation) {
+  for (const NamedTensor &input : inputs) {
+    if (!overlaps(output, *input.second))
+      continue;
+    fail(context, call,
+         "%s overlaps %s (the cuda backend does not %s in place)", what,
+         input.first, operation);
+    return false;
+  }
+  return true;
+}
 
 std::string lethe::rt::arenaTensorError(lethe_rt_context *context,
                                         const char *what,

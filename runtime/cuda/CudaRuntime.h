@@ -5,10 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // What every entry point of the CUDA backend shares: the context (its device
-// memory, streams, events and cuBLAS handle), error reporting (one line per
-// failure, naming the entry point and, for a CUDA failure, the CUDA call and
-// its message) and the host-side argument checks. Not part of the ABI
-// (runtime/include/lethe_rt.h). Host code only: device code includes
+// memory, streams, events, cuBLAS handle and cuDNN handle), error reporting
+// (one line per failure, naming the entry point and, for a CUDA failure, the
+// CUDA call and its message) and the host-side argument checks. Not part of the
+// ABI (runtime/include/lethe_rt.h). Host code only: device code includes
 // DeviceElements.cuh.
 //
 // The argument checks and their messages are those of runtime/common
@@ -28,7 +28,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -41,6 +43,20 @@ struct lethe_rt_event {
   cudaEvent_t event = nullptr;
   bool recorded = false;
 };
+
+/// cuDNN's handle type (cudnnHandle_t is a pointer to it), declared here so
+/// that only the files that call cuDNN include its headers.
+struct cudnnContext;
+
+namespace lethe::rt {
+/// A convolution algorithm chosen by cuDNN's heuristics: its number (of the
+/// cuDNN enum of its direction), the math type it runs with and the
+/// workspace it needs.
+struct ConvolutionAlgorithm {
+  int algorithm = 0, mathType = 0;
+  size_t workspaceBytes = 0;
+};
+} // namespace lethe::rt
 
 struct lethe_rt_context : lethe::rt::ContextBase {
   /// Why the context has no usable device ("" when it has one): set by
@@ -58,6 +74,15 @@ struct lethe_rt_context : lethe::rt::ContextBase {
                hostToDevice = nullptr;
   /// cuBLAS, bound to `compute`.
   cublasHandle_t cublas = nullptr;
+  /// cuDNN, bound to `compute`: created by the first convolution (its
+  /// kernels load then, and it holds a few MB of device memory besides),
+  /// destroyed with the context. Null until then.
+  cudnnContext *cudnn = nullptr;
+  /// The algorithm chosen for each convolution seen so far, by a key of its
+  /// direction, dtype, dims, attributes and workspace budget: the heuristics
+  /// run once per shape, and every call of one shape runs the same algorithm.
+  std::unordered_map<std::string, lethe::rt::ConvolutionAlgorithm>
+      convolutionAlgorithms;
   /// Eight bytes of device memory through which a kernel reports a
   /// data-dependent error (an integer division by zero, a label out of
   /// range) to the host, or passes a scalar to the next kernel on the
@@ -103,6 +128,13 @@ bool checkLaunch(lethe_rt_context *context, const char *call,
 /// The context has a device (streams and cuBLAS); records an error naming
 /// `call` otherwise.
 bool checkDevice(lethe_rt_context *context, const char *call);
+
+/// Refuses an output (`what`) that overlaps one of `inputs`: the kernels of
+/// `operation` (e.g. "pool") read the inputs while they write the output.
+bool checkNoOverlap(lethe_rt_context *context, const char *call,
+                    const char *what, const lethe_rt_tensor &output,
+                    std::initializer_list<NamedTensor> inputs,
+                    const char *operation);
 
 /// tensorError's checks, and (unless the tensor has no elements) data that
 /// lies within the context's arena: kernels read and write device memory, and

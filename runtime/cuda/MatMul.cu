@@ -118,18 +118,6 @@ bool broadcastInto(lethe_rt_context *context, const char *call,
                                               : launch(uint64_t{});
 }
 
-/// Refuses an out that overlaps an operand: cuBLAS writes out while it
-/// reads the operands.
-bool checkNoOverlap(lethe_rt_context *context, const char *kernel,
-                    const lethe_rt_tensor &out, const char *what,
-                    const lethe_rt_tensor &operand) {
-  if (!overlaps(out, operand))
-    return true;
-  fail(context, kernel,
-       "out overlaps %s (the cuda backend does not multiply in place)", what);
-  return false;
-}
-
 } // namespace
 
 extern "C" lethe_rt_status lethe_rt_matmul(lethe_rt_context *context,
@@ -147,8 +135,9 @@ extern "C" lethe_rt_status lethe_rt_matmul(lethe_rt_context *context,
   if (!report(context, kernel, matmulShapesError(*lhs, *rhs, *out, shapes)))
     return LETHE_RT_ERROR;
   int64_t m = shapes.m, n = shapes.n, k = shapes.k;
-  if (!checkNoOverlap(context, kernel, *out, "lhs", *lhs) ||
-      !checkNoOverlap(context, kernel, *out, "rhs", *rhs))
+  // cuBLAS writes out while it reads the operands.
+  if (!checkNoOverlap(context, kernel, "out", *out,
+                      {{"lhs", lhs}, {"rhs", rhs}}, "multiply"))
     return LETHE_RT_ERROR;
   if (numElements(*out) == 0)
     return LETHE_RT_OK;
@@ -228,9 +217,10 @@ extern "C" lethe_rt_status lethe_rt_gemm(lethe_rt_context *context,
   // c may be out itself (cuBLAS's own form, C = alpha A B + beta C), but not
   // another view of its memory.
   bool cIsOut = c && c->data == out->data && shapeOf(*c) == shapeOf(*out);
-  if (!checkNoOverlap(context, kernel, *out, "a", *a) ||
-      !checkNoOverlap(context, kernel, *out, "b", *b) ||
-      (c && !cIsOut && !checkNoOverlap(context, kernel, *out, "c", *c)))
+  if (!checkNoOverlap(context, kernel, "out", *out, {{"a", a}, {"b", b}},
+                      "multiply") ||
+      (c && !cIsOut &&
+       !checkNoOverlap(context, kernel, "out", *out, {{"c", c}}, "multiply")))
     return LETHE_RT_ERROR;
   if (m == 0 || n == 0)
     return LETHE_RT_OK;

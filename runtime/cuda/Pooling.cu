@@ -103,25 +103,6 @@ __global__ void globalAvgPoolBlockKernel(const void *x, void *out,
   }
 }
 
-//===----------------------------------------------------------------------===//
-// Checks
-//===----------------------------------------------------------------------===//
-
-/// Refuses an output (`what`) that overlaps one of `inputs`.
-bool checkNoOverlap(lethe_rt_context *context, const char *kernel,
-                    const char *what, const lethe_rt_tensor &output,
-                    std::initializer_list<NamedTensor> inputs) {
-  for (const NamedTensor &input : inputs) {
-    if (!overlaps(output, *input.second))
-      continue;
-    fail(context, kernel,
-         "%s overlaps %s (the cuda backend does not pool in place)", what,
-         input.first);
-    return false;
-  }
-  return true;
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -142,9 +123,9 @@ lethe_rt_max_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
                           dilations, /*integers=*/true, window))
     return LETHE_RT_ERROR;
   if (!checkMaxPoolIndices(context, kernel, *out, indices, storage_order) ||
-      !checkNoOverlap(context, kernel, "out", *out, {{"x", x}}) ||
+      !checkNoOverlap(context, kernel, "out", *out, {{"x", x}}, "pool") ||
       (indices && !checkNoOverlap(context, kernel, "indices", *indices,
-                                  {{"x", x}, {"out", out}})))
+                                  {{"x", x}, {"out", out}}, "pool")))
     return LETHE_RT_ERROR;
   int64_t *indexData =
       indices ? static_cast<int64_t *>(indices->data) : nullptr;
@@ -171,7 +152,7 @@ lethe_rt_avg_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
   PoolingWindow window;
   if (!checkPoolingWindow(context, kernel, x, out, kernel_shape, strides, pads,
                           nullptr, /*integers=*/false, window) ||
-      !checkNoOverlap(context, kernel, "out", *out, {{"x", x}}))
+      !checkNoOverlap(context, kernel, "out", *out, {{"x", x}}, "pool"))
     return LETHE_RT_ERROR;
   int64_t count = window.planes * window.outputPlane;
   return launchForFloat(x->dtype, [&](auto tag) {
@@ -190,7 +171,7 @@ lethe_rt_global_avg_pool(lethe_rt_context *context, const lethe_rt_tensor *x,
   if (!checkFloatTensor(context, kernel, "x", x) ||
       !checkDtype(context, kernel, "out", out, x->dtype) ||
       !report(context, kernel, globalPoolingError(*x, *out)) ||
-      !checkNoOverlap(context, kernel, "out", *out, {{"x", x}}))
+      !checkNoOverlap(context, kernel, "out", *out, {{"x", x}}, "pool"))
     return LETHE_RT_ERROR;
   int64_t planes = x->shape[0] * x->shape[1];
   int64_t plane = planes ? numElements(*x) / planes : 0;
@@ -219,7 +200,8 @@ lethe_rt_max_pool_grad(lethe_rt_context *context, const lethe_rt_tensor *dy,
                           dilations, /*integers=*/false, window) ||
       !checkDtype(context, kernel, "dx", dx, x->dtype) ||
       !checkSameShape(context, kernel, "x", *x, "dx", *dx) ||
-      !checkNoOverlap(context, kernel, "dx", *dx, {{"dy", dy}, {"x", x}}))
+      !checkNoOverlap(context, kernel, "dx", *dx, {{"dy", dy}, {"x", x}},
+                      "pool"))
     return LETHE_RT_ERROR;
   int64_t count = window.planes * window.inputPlane;
   return launchForFloat(x->dtype, [&](auto tag) {
@@ -240,7 +222,7 @@ lethe_rt_avg_pool_grad(lethe_rt_context *context, const lethe_rt_tensor *dy,
   PoolingWindow window;
   if (!checkPoolingWindow(context, kernel, dx, dy, kernel_shape, strides, pads,
                           nullptr, /*integers=*/false, window) ||
-      !checkNoOverlap(context, kernel, "dx", *dx, {{"dy", dy}}))
+      !checkNoOverlap(context, kernel, "dx", *dx, {{"dy", dy}}, "pool"))
     return LETHE_RT_ERROR;
   int64_t count = window.planes * window.inputPlane;
   return launchForFloat(dx->dtype, [&](auto tag) {

@@ -47,6 +47,17 @@ inline int64_t countOf(const std::vector<int64_t> &shape) {
   return count;
 }
 
+/// The multi-index of row-major element `linear` of `shape`.
+inline std::vector<int64_t> unravel(int64_t linear,
+                                    const std::vector<int64_t> &shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t dim = shape.size(); dim-- > 0;) {
+    index[dim] = linear % shape[dim];
+    linear /= shape[dim];
+  }
+  return index;
+}
+
 /// The bytes of an arena and a host pool big enough for every test.
 constexpr uint64_t testArenaBytes = 1 << 22, testHostPoolBytes = 1 << 16;
 

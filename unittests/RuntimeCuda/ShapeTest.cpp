@@ -29,17 +29,6 @@ namespace {
 
 using ShapeTest = CudaRuntimeTest;
 
-/// The multi-index of row-major element `linear` of `shape`.
-std::vector<int64_t> unravel(int64_t linear,
-                             const std::vector<int64_t> &shape) {
-  std::vector<int64_t> index(shape.size());
-  for (size_t dim = shape.size(); dim-- > 0;) {
-    index[dim] = linear % shape[dim];
-    linear /= shape[dim];
-  }
-  return index;
-}
-
 /// The row-major linear index of `index` in `shape`.
 int64_t ravel(const std::vector<int64_t> &index,
               const std::vector<int64_t> &shape) {
