@@ -44,6 +44,7 @@
 #include "lethe/InitAllPasses.h"
 #include "lethe/Interpreter/Interpreter.h"
 #include "lethe/Interpreter/TrainingLoop.h"
+#include "lethe/Planning/MeasuredTimes.h"
 #include "lethe/Planning/Strategies.h"
 #include "lethe/Planning/Timeline.h"
 #include "lethe/Target/ONNX/ImportONNX.h"
@@ -397,6 +398,21 @@ bool buildManifest(func::FuncOp function, nlohmann::json &manifest,
     error = "cannot read the planned step back (see above)";
     return false;
   }
+  // Planned from measured times, the prediction is made from them too, as
+  // the pass made its plan (the roofline's would not be comparable with
+  // what the executable measures).
+  if (!measuredOption.empty()) {
+    auto file = llvm::MemoryBuffer::getFile(measuredOption, /*IsText=*/true);
+    if (!file) {
+      error = "cannot read the measured profile '" + measuredOption + "': " +
+              file.getError().message();
+      return false;
+    }
+    int count = 0;
+    if (!planning::applyMeasuredTimes((*file)->getBuffer(), measuredOption,
+                                      extracted->problem, count, error))
+      return false;
+  }
   planning::TimelineInfo info;
   info.function = function.getName().str();
   info.profile = profileName;
@@ -413,7 +429,10 @@ bool buildManifest(func::FuncOp function, nlohmann::json &manifest,
   nlohmann::json planEntry;
   planEntry["strategy"] = info.strategy.empty() ? "none" : info.strategy;
   planEntry["profile"] = profileName;
-  planEntry["budget_bytes"] = info.budgetBytes;
+  // No budget (no --budget, or a step planned without one) is null, which
+  // the driver's manifest reader takes as absent; -1 would be corrupt.
+  planEntry["budget_bytes"] =
+      info.budgetBytes >= 0 ? nlohmann::json(info.budgetBytes) : nullptr;
   planEntry["peak_bytes"] = timeline.simulation.peakBytes;
   planEntry["seconds"] = timeline.simulation.seconds;
   planEntry["unplanned_peak_bytes"] = timeline.unplannedPeakBytes;
@@ -741,7 +760,9 @@ int main(int argc, char **argv) {
   int64_t unplanned = plan["unplanned_peak_bytes"];
   int64_t peak = plan["peak_bytes"];
   int64_t arena = manifest["arena_bytes"];
-  int64_t budget = plan["budget_bytes"];
+  int64_t budget = plan["budget_bytes"].is_null()
+                       ? -1
+                       : plan["budget_bytes"].get<int64_t>();
   llvm::outs() << "lethec: " << inputPath << " -> " << outputName << " ("
                << target->name << "), @" << stepName << ", "
                << llvm::format("%.1f", seconds) << " s\n";
