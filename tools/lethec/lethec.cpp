@@ -404,8 +404,8 @@ bool buildManifest(func::FuncOp function, nlohmann::json &manifest,
   if (!measuredOption.empty()) {
     auto file = llvm::MemoryBuffer::getFile(measuredOption, /*IsText=*/true);
     if (!file) {
-      error = "cannot read the measured profile '" + measuredOption + "': " +
-              file.getError().message();
+      error = "cannot read the measured profile '" + measuredOption +
+              "': " + file.getError().message();
       return false;
     }
     int count = 0;
@@ -760,9 +760,8 @@ int main(int argc, char **argv) {
   int64_t unplanned = plan["unplanned_peak_bytes"];
   int64_t peak = plan["peak_bytes"];
   int64_t arena = manifest["arena_bytes"];
-  int64_t budget = plan["budget_bytes"].is_null()
-                       ? -1
-                       : plan["budget_bytes"].get<int64_t>();
+  int64_t budget =
+      plan["budget_bytes"].is_null() ? -1 : plan["budget_bytes"].get<int64_t>();
   llvm::outs() << "lethec: " << inputPath << " -> " << outputName << " ("
                << target->name << "), @" << stepName << ", "
                << llvm::format("%.1f", seconds) << " s\n";
