@@ -46,17 +46,16 @@ bool tryStrategy(StrategyFunction function, const char *name,
     return tryStrategyOnce(function, name, problem, options, result, why);
   PlanningProblem trial = problem;
   std::string arenaWhy;
-  int64_t step = options.arenaAlignment;
   // The attempts share the time limit.
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
   PlanOptions remaining = options;
   for (int attempt = 0; attempt < kArenaAttempts; ++attempt) {
-    remaining.timeLimitSeconds =
-        options.timeLimitSeconds -
-        std::chrono::duration<double>(Clock::now() - start).count();
-    if (attempt > 0 && remaining.timeLimitSeconds <= 0)
-      break;
+    // An attempt out of time still runs: milp and auto then return the
+    // fast strategies' plans, which may lay out within the budget.
+    remaining.timeLimitSeconds = std::max(
+        0.0, options.timeLimitSeconds -
+                 std::chrono::duration<double>(Clock::now() - start).count());
     if (!tryStrategyOnce(function, name, trial, remaining, result, why)) {
       if (!arenaWhy.empty() && why.rfind("internal error", 0) != 0)
         why = arenaWhy;
@@ -69,19 +68,23 @@ bool tryStrategy(StrategyFunction function, const char *name,
                                      /*search=*/false);
     if (layout.arenaBytes <= problem.budgetBytes)
       return true;
-    arenaWhy = "a plan with a peak of " +
-               formatBytes(result.simulation.peakBytes) +
+    int64_t peak = result.simulation.peakBytes;
+    arenaWhy = "a plan with a peak of " + formatBytes(peak) +
                " lays out in an arena of " + formatBytes(layout.arenaBytes) +
                ", and none below it fits";
-    // Lower by what the layout lost, then in steps of half of that: peaks
-    // and layouts do not fall in step, and a lower peak may lay out worse.
-    int64_t excess = std::max(layout.arenaBytes - problem.budgetBytes,
-                              options.arenaAlignment);
-    if (attempt == 0)
-      step = std::max(excess / 2, options.arenaAlignment);
-    trial.budgetBytes -= attempt == 0 ? excess : step;
-    if (trial.budgetBytes <= 0)
+    // Plan again below this plan's peak (a strategy asked for a budget at
+    // or above it may well return the same plan), where a plan that wastes
+    // as large a share of its arena would fit: at budget x peak / arena.
+    // Peaks and layouts do not fall in step, so each attempt also goes at
+    // least an alignment lower than the last.
+    int64_t next = static_cast<int64_t>(
+        static_cast<double>(problem.budgetBytes) * static_cast<double>(peak) /
+        static_cast<double>(layout.arenaBytes));
+    next = std::min({next, peak - options.arenaAlignment,
+                     trial.budgetBytes - options.arenaAlignment});
+    if (next <= 0)
       break;
+    trial.budgetBytes = next;
   }
   why = arenaWhy;
   return false;

@@ -46,9 +46,10 @@ struct PlanOptions {
   double timeLimitSeconds = 60;
   /// When positive, a plan must also lay out (ArenaLayout.h, blocks of this
   /// alignment) in an arena within the budget: the device memory the step
-  /// really takes. The driver then plans again below the budget, by what the
-  /// layout lost to fragmentation, until the arena fits (a few times at
-  /// most). Zero: the simulated peak alone must fit.
+  /// really takes. The driver then plans again below the rejected plan's
+  /// peak, where a plan that wastes the same share of its arena would fit,
+  /// until the arena fits (a few times at most). Zero: the simulated peak
+  /// alone must fit.
   int64_t arenaAlignment = 0;
 };
 
@@ -123,12 +124,15 @@ int64_t getUnplannedBudget(const PlanningProblem &problem,
                            const PlanOptions &options);
 
 /// The smallest budget in [low, high] for which strategy `name` finds a
-/// plan, found by bisection (strategies are monotone in the budget), or -1
-/// when it finds none at `high`. The probes share options.timeLimitSeconds,
-/// so that the search takes about that long at most for milp and auto (the
-/// other strategies are fast); a probe's plan is then the one the strategy
-/// finds in its share, so the answer may be above what the full limit would
-/// reach at each budget.
+/// plan, or -1 when it finds none at `high`. Found by bisection, which takes
+/// a plan at one budget to mean a plan at every larger one: with the arena
+/// check (options.arenaAlignment) that holds nearly always, not surely
+/// (layouts do not shrink in step with peaks), so the answer is a budget
+/// the strategy meets and, rarely, not the smallest. The probes share
+/// options.timeLimitSeconds, so that the search takes about that long at most
+/// for milp and auto (the other strategies are fast); a probe's plan is then
+/// the one the strategy finds in its share, so the answer may be above what the
+/// full limit would reach at each budget.
 int64_t findMinimumBudget(const std::string &name,
                           const PlanningProblem &problem,
                           const PlanOptions &options, int64_t low,
