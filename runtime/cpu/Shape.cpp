@@ -129,6 +129,30 @@ extern "C" lethe_rt_status lethe_rt_slice(lethe_rt_context *context,
   return LETHE_RT_OK;
 }
 
+namespace {
+
+/// Element `i` of a gather's indices (i32 or i64, as checkGather allows).
+int64_t indexAt(const lethe_rt_tensor *indices, int64_t i) {
+  return indices->dtype == LETHE_RT_I64
+             ? static_cast<const int64_t *>(indices->data)[i]
+             : static_cast<const int32_t *>(indices->data)[i];
+}
+
+/// Reports the first of `indices` outside [-dim, dim) and returns false;
+/// true when they are all within.
+bool checkGatherIndices(lethe_rt_context *context, const char *kernel,
+                        const lethe_rt_tensor *indices, int64_t dim) {
+  int64_t count = numElements(*indices);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t index = indexAt(indices, i);
+    if (index < -dim || index >= dim)
+      return report(context, kernel, gatherIndexError(index, i, dim));
+  }
+  return true;
+}
+
+} // namespace
+
 extern "C" lethe_rt_status lethe_rt_gather(lethe_rt_context *context,
                                            const lethe_rt_tensor *data,
                                            const lethe_rt_tensor *indices,
@@ -145,14 +169,12 @@ extern "C" lethe_rt_status lethe_rt_gather(lethe_rt_context *context,
   int64_t count = numElements(*indices);
   const char *source = static_cast<const char *>(data->data);
   char *destination = static_cast<char *>(out->data);
+  // Every index is checked before anything is written: a failed gather
+  // leaves `out` as it was, as the CUDA backend's does.
+  if (!checkGatherIndices(context, kernel, indices, dim))
+    return LETHE_RT_ERROR;
   for (int64_t i = 0; i < count; ++i) {
-    int64_t index = indices->dtype == LETHE_RT_I64
-                        ? static_cast<const int64_t *>(indices->data)[i]
-                        : static_cast<const int32_t *>(indices->data)[i];
-    if (index < -dim || index >= dim) {
-      report(context, kernel, gatherIndexError(index, i, dim));
-      return LETHE_RT_ERROR;
-    }
+    int64_t index = indexAt(indices, i);
     if (index < 0)
       index += dim;
     for (int64_t block = 0; block < outer; ++block)
@@ -203,16 +225,13 @@ extern "C" lethe_rt_status lethe_rt_gather_grad(lethe_rt_context *context,
   dispatchFloat(dx->dtype, [&](auto tag) {
     using T = decltype(tag);
     using C = ComputeType<T>;
+    if (!checkGatherIndices(context, kernel, indices, dim)) {
+      status = LETHE_RT_ERROR;
+      return;
+    }
     std::vector<C> sum(numElements(*dx), C(0));
     for (int64_t i = 0; i < count; ++i) {
-      int64_t index = indices->dtype == LETHE_RT_I64
-                          ? static_cast<const int64_t *>(indices->data)[i]
-                          : static_cast<const int32_t *>(indices->data)[i];
-      if (index < -dim || index >= dim) {
-        report(context, kernel, gatherIndexError(index, i, dim));
-        status = LETHE_RT_ERROR;
-        return;
-      }
+      int64_t index = indexAt(indices, i);
       if (index < 0)
         index += dim;
       for (int64_t block = 0; block < outer; ++block) {

@@ -295,15 +295,20 @@ TEST_F(IndexMapsTest, GatherMatchesTheCpuBackend) {
 
 TEST_F(IndexMapsTest, GatherIndexChecksMatchTheCpuBackend) {
   // The first index out of range is the one reported, whichever way it is
-  // out (the device flags every one and keeps the lowest position).
+  // out (the device flags every one and keeps the lowest position), and
+  // the output is left as it was (the device checks before it copies).
   for (const std::vector<double> &values : std::vector<std::vector<double>>{
            {0, -4, 1, 4, -5}, {-5, 3, 9}, {2, 3, -1, -4, 12}}) {
     TypedTensor data = numbered({4, 2});
     TypedTensor indices({static_cast<int64_t>(values.size())}, LETHE_RT_I32,
                         values);
     TypedTensor out({static_cast<int64_t>(values.size()), 2}, LETHE_RT_I64);
+    for (int64_t i = 0; i < out.size(); ++i)
+      out.set(i, -7);
     lethe_rt_tensor dv = data.view(), iv = indices.view(), ov = out.view();
     ASSERT_EQ(lethe_rt_gather(context, &dv, &iv, 0, &ov), LETHE_RT_ERROR);
+    // Nothing is written, not even the rows before the bad index.
+    EXPECT_EQ(out.values(), std::vector<double>(out.size(), -7));
     GatherMap map = makeGatherMap(dv, iv, 0);
     int64_t first = 0;
     while (first < map.count && map.inRange(first))

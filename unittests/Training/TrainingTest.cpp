@@ -62,7 +62,7 @@ std::vector<float> normal(std::mt19937_64 &rng, int64_t count, double scale) {
 std::string denseLiteral(const std::vector<float> &values,
                          std::vector<int64_t> shape) {
   std::string text = "dense<";
-  int64_t columns = shape.back();
+  size_t columns = static_cast<size_t>(shape.back());
   if (shape.size() == 2)
     text += "[";
   for (size_t i = 0; i < values.size(); ++i) {
