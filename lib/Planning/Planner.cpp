@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 using namespace lethe::planning;
 
@@ -29,8 +30,10 @@ const StrategyEntry kStrategies[] = {
     {"auto", planAuto},
 };
 
-/// How often the driver plans again below the budget for the arena to fit.
+/// How often the driver plans again below the budget for the arena to fit,
+/// and of those, how often once a plan fits, for a faster one.
 constexpr int kArenaAttempts = 12;
+constexpr int kArenaRefinements = 4;
 
 bool tryStrategyOnce(StrategyFunction function, const char *name,
                      const PlanningProblem &problem, const PlanOptions &options,
@@ -38,7 +41,9 @@ bool tryStrategyOnce(StrategyFunction function, const char *name,
 
 /// Runs `function` and checks its plan; `why` says what went wrong. With
 /// options.arenaAlignment, plans below the budget until the plan's arena
-/// fits in it.
+/// fits in it (a search over the budget the strategy is given, below), then
+/// between the highest budget that gave a plan that fits and the lowest
+/// that did not, for a faster one.
 bool tryStrategy(StrategyFunction function, const char *name,
                  const PlanningProblem &problem, const PlanOptions &options,
                  PlanResult &result, std::string &why) {
@@ -46,6 +51,16 @@ bool tryStrategy(StrategyFunction function, const char *name,
     return tryStrategyOnce(function, name, problem, options, result, why);
   PlanningProblem trial = problem;
   std::string arenaWhy;
+  // What the budgets tried gave: the fastest plan that fits, planned at
+  // `fits` at most; the lowest budget whose plan did not fit (`misses`);
+  // the highest at which the strategy found no plan (`fails`, below
+  // `misses`).
+  bool found = false;
+  PlanResult best;
+  int64_t fits = 0, misses = problem.budgetBytes + 1, fails = -1;
+  int refinements = 0;
+  int64_t lastArena = std::numeric_limits<int64_t>::max(),
+          descent = options.arenaAlignment;
   // The attempts share the time limit.
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
@@ -57,37 +72,70 @@ bool tryStrategy(StrategyFunction function, const char *name,
         0.0, options.timeLimitSeconds -
                  std::chrono::duration<double>(Clock::now() - start).count());
     if (!tryStrategyOnce(function, name, trial, remaining, result, why)) {
-      if (!arenaWhy.empty() && why.rfind("internal error", 0) != 0)
-        why = arenaWhy;
-      return false;
+      if (attempt == 0 || why.rfind("internal error", 0) == 0)
+        return false;
+      fails = std::max(fails, trial.budgetBytes);
+    } else {
+      ScheduleBuffers buffers =
+          getScheduleBuffers(problem, result.plan.schedule);
+      // The greedy starts only: the full layout (--lethe-assign-arena) is
+      // no larger.
+      ArenaLayout layout = layOutArena(buffers.device, options.arenaAlignment,
+                                       /*search=*/false);
+      if (layout.arenaBytes <= problem.budgetBytes) {
+        if (attempt == 0)
+          return true;
+        if (!found || result.simulation.seconds < best.simulation.seconds)
+          best = std::move(result);
+        found = true;
+        fits = std::max(fits, trial.budgetBytes);
+      } else {
+        misses = std::min(misses, trial.budgetBytes);
+        if (!found && fails < 0) {
+          int64_t peak = result.simulation.peakBytes;
+          arenaWhy = "a plan with a peak of " + formatBytes(peak) +
+                     " lays out in an arena of " +
+                     formatBytes(layout.arenaBytes) +
+                     ", and none below it fits";
+          // Plan again below this plan's peak (a strategy asked for a
+          // budget at or above it may well return the same plan), where a
+          // plan that wastes as large a share of its arena would fit: at
+          // budget x peak / arena, and at least `descent` lower than the
+          // last attempt. Peaks and layouts do not fall in step: while the
+          // arena does not shrink, the descent doubles.
+          descent = layout.arenaBytes < lastArena ? options.arenaAlignment
+                                                  : 2 * descent;
+          lastArena = layout.arenaBytes;
+          int64_t next =
+              static_cast<int64_t>(static_cast<double>(problem.budgetBytes) *
+                                   static_cast<double>(peak) /
+                                   static_cast<double>(layout.arenaBytes));
+          trial.budgetBytes = std::min({next, peak - options.arenaAlignment,
+                                        trial.budgetBytes - descent});
+          if (trial.budgetBytes <= 0)
+            break;
+          continue;
+        }
+      }
     }
-    ScheduleBuffers buffers = getScheduleBuffers(problem, result.plan.schedule);
-    // The greedy starts only: the full layout (--lethe-assign-arena) is no
-    // larger.
-    ArenaLayout layout = layOutArena(buffers.device, options.arenaAlignment,
-                                     /*search=*/false);
-    if (layout.arenaBytes <= problem.budgetBytes)
-      return true;
-    int64_t peak = result.simulation.peakBytes;
-    arenaWhy = "a plan with a peak of " + formatBytes(peak) +
-               " lays out in an arena of " + formatBytes(layout.arenaBytes) +
-               ", and none below it fits";
-    // Plan again below this plan's peak (a strategy asked for a budget at
-    // or above it may well return the same plan), where a plan that wastes
-    // as large a share of its arena would fit: at budget x peak / arena.
-    // Peaks and layouts do not fall in step, so each attempt also goes at
-    // least an alignment lower than the last.
-    int64_t next = static_cast<int64_t>(
-        static_cast<double>(problem.budgetBytes) * static_cast<double>(peak) /
-        static_cast<double>(layout.arenaBytes));
-    next = std::min({next, peak - options.arenaAlignment,
-                     trial.budgetBytes - options.arenaAlignment});
-    if (next <= 0)
+    // Bisect: between the budgets whose plans fit and missed, for a plan
+    // that recomputes or offloads less (a few times at most: each costs a
+    // plan); or, none fitting yet, between where the strategy failed and
+    // the lowest miss, whose plans the last jump stepped over.
+    int64_t low = found ? fits : fails;
+    if (found && refinements++ == kArenaRefinements)
+      break;
+    int64_t next = alignBytes(low + (misses - low) / 2, options.arenaAlignment);
+    if (next <= low || next >= misses)
       break;
     trial.budgetBytes = next;
   }
-  why = arenaWhy;
-  return false;
+  if (!found) {
+    why = arenaWhy.empty() ? why : arenaWhy;
+    return false;
+  }
+  result = std::move(best);
+  return true;
 }
 
 bool tryStrategyOnce(StrategyFunction function, const char *name,

@@ -143,7 +143,7 @@ protected:
     // peak: many single 256-byte blocks (swaps interleaving the lifetimes)
     // and, on the CNN, the convolutions' column buffers (blocks of 18 and
     // 54) with no contiguous room where the peak needs it. Measured: the
-    // U-Net with Adam 135 blocks against a peak of 131 (3.1%), the
+    // U-Net with Adam 137 blocks against a peak of 133 (3.0%), the
     // transformer's gradients 32 against 30 (6.7%), the CNN's gradients 93
     // against 87 (6.9%) and its Adam step 100 against 87 (14.9%). The
     // layout's search finds nothing smaller and does not prove that nothing

@@ -46,10 +46,10 @@ struct PlanOptions {
   double timeLimitSeconds = 60;
   /// When positive, a plan must also lay out (ArenaLayout.h, blocks of this
   /// alignment) in an arena within the budget: the device memory the step
-  /// really takes. The driver then plans again below the rejected plan's
-  /// peak, where a plan that wastes the same share of its arena would fit,
-  /// until the arena fits (a few times at most). Zero: the simulated peak
-  /// alone must fit.
+  /// really takes. The driver then plans again below the budget until a
+  /// plan's arena fits, and keeps the fastest that does (a few times at
+  /// most; docs/Planning.md says how it picks the budgets). Zero: the
+  /// simulated peak alone must fit.
   int64_t arenaAlignment = 0;
 };
 
