@@ -74,7 +74,12 @@ bool tryStrategy(StrategyFunction function, const char *name,
     if (!tryStrategyOnce(function, name, trial, remaining, result, why)) {
       if (attempt == 0 || why.rfind("internal error", 0) == 0)
         return false;
-      fails = std::max(fails, trial.budgetBytes);
+      // Above a plan that fits, a budget with none is no better than one
+      // whose plan missed.
+      if (found)
+        misses = std::min(misses, trial.budgetBytes);
+      else
+        fails = std::max(fails, trial.budgetBytes);
     } else {
       ScheduleBuffers buffers =
           getScheduleBuffers(problem, result.plan.schedule);
