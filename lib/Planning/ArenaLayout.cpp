@@ -30,6 +30,8 @@
 
 #include "lethe/Planning/ArenaLayout.h"
 
+#include "lethe/Planning/SplitMix64.h"
+
 #include "ScheduleReplay.h"
 
 #include <algorithm>
@@ -79,16 +81,8 @@ constexpr int kMaxBranchDepth = 20000;
 /// with.
 enum class Fit { Lowest, Best };
 
-/// SplitMix64, for the perturbed orders.
-struct Random {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-};
+/// The local search's perturbed orders are drawn from SplitMix64.
+using Random = SplitMix64;
 
 /// Places `blocks` in `order`, each by `fit` among the placed blocks it
 /// shares a step with. Writes the offsets (indexed like `blocks`) and returns

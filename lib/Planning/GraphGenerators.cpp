@@ -7,6 +7,7 @@
 #include "lethe/Planning/GraphGenerators.h"
 
 #include "lethe/Planning/Schedule.h"
+#include "lethe/Planning/SplitMix64.h"
 
 #include <algorithm>
 #include <string>
@@ -15,24 +16,7 @@ using namespace lethe::planning;
 
 namespace {
 
-/// SplitMix64: small, fast and the same on every platform.
-struct Random {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [low, high].
-  int64_t range(int64_t low, int64_t high) {
-    return low +
-           static_cast<int64_t>(next() % static_cast<uint64_t>(high - low + 1));
-  }
-  bool chance(double probability) {
-    return static_cast<double>(next() >> 11) * 0x1.0p-53 < probability;
-  }
-};
+using Random = SplitMix64;
 
 struct Builder {
   TrainingGraph graph;

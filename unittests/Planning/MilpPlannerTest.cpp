@@ -16,6 +16,7 @@
 
 #include "lethe/Planning/GraphGenerators.h"
 #include "lethe/Planning/Schedule.h"
+#include "lethe/Planning/SplitMix64.h"
 #include "lethe/Planning/Strategies.h"
 
 #include <gtest/gtest.h>
@@ -138,20 +139,8 @@ double searchExhaustively(const PlanningProblem &problem, Goal goal,
   return -1;
 }
 
-/// SplitMix64, for the graphs of this file.
-struct Random {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  int range(int low, int high) {
-    return low +
-           static_cast<int>(next() % static_cast<uint64_t>(high - low + 1));
-  }
-};
+/// The graphs of this file are drawn from SplitMix64.
+using Random = SplitMix64;
 
 /// An arbitrary DAG of `numNodes` nodes: one or two inputs of the step,
 /// nodes reading one to three earlier values and writing one or two (sizes
