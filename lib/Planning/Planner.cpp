@@ -136,7 +136,8 @@ bool tryStrategy(StrategyFunction function, const char *name,
     trial.budgetBytes = next;
   }
   if (!found) {
-    why = arenaWhy.empty() ? why : arenaWhy;
+    // The first plan missed (a first attempt without a plan returned above).
+    why = arenaWhy;
     return false;
   }
   result = std::move(best);

@@ -1,5 +1,4 @@
-//===- SplitMix64.h - A small seeded generator -------------------*- C++
-//-*-===//
+//===- SplitMix64.h - A small seeded generator ------------------*- C++ -*-===//
 //
 // Part of the Lethe project.
 //
