@@ -501,38 +501,16 @@ void shrinkByBranchAndBound(const std::vector<Block> &blocks, int64_t peak,
       break;
 }
 
-} // namespace
-
-int64_t lethe::planning::alignBytes(int64_t bytes, int64_t alignment) {
-  if (alignment <= 1)
-    return bytes;
-  return (bytes + alignment - 1) / alignment * alignment;
-}
-
-int64_t
-lethe::planning::computeLivenessPeak(const std::vector<ArenaBuffer> &buffers,
-                                     int64_t alignment) {
-  return livenessPeak(collectBlocks(buffers, alignment));
-}
-
-ArenaLayout
-lethe::planning::layOutArena(const std::vector<ArenaBuffer> &buffers,
-                             int64_t alignment, bool search) {
-  if (alignment < 1)
-    alignment = 1;
-  std::vector<Block> blocks = collectBlocks(buffers, alignment);
-  ArenaLayout layout;
-  layout.offsets.assign(buffers.size(), 0);
-  layout.peakBytes = livenessPeak(blocks);
-  if (blocks.empty())
-    return layout;
-
+/// The orders of the greedy starts, best first: by size (then lifetime),
+/// by the pressure over the lifetime, by lifetime, by first step, by area.
+/// Each is a comparison on block indices; the index breaks ties so that
+/// every order is total and the result deterministic.
+std::vector<std::vector<int>>
+sortStartOrders(const std::vector<Block> &blocks) {
   std::vector<int64_t> pressure = computePressure(blocks);
   auto length = [&](const Block &block) {
     return block.lastStep - block.firstStep + 1;
   };
-  // Each order is a comparison on block indices; the index breaks ties so
-  // that every order is total and the result deterministic.
   using Less = std::function<bool(int, int)>;
   auto bySize = [&](int a, int b) {
     const Block &x = blocks[a], &y = blocks[b];
@@ -569,6 +547,42 @@ lethe::planning::layOutArena(const std::vector<ArenaBuffer> &buffers,
       },
   };
 
+  std::vector<std::vector<int>> sorted;
+  for (const Less &less : orders) {
+    std::vector<int> order(blocks.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), less);
+    sorted.push_back(std::move(order));
+  }
+  return sorted;
+}
+
+} // namespace
+
+int64_t lethe::planning::alignBytes(int64_t bytes, int64_t alignment) {
+  if (alignment <= 1)
+    return bytes;
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+int64_t
+lethe::planning::computeLivenessPeak(const std::vector<ArenaBuffer> &buffers,
+                                     int64_t alignment) {
+  return livenessPeak(collectBlocks(buffers, alignment));
+}
+
+ArenaLayout
+lethe::planning::layOutArena(const std::vector<ArenaBuffer> &buffers,
+                             int64_t alignment, bool search) {
+  if (alignment < 1)
+    alignment = 1;
+  std::vector<Block> blocks = collectBlocks(buffers, alignment);
+  ArenaLayout layout;
+  layout.offsets.assign(buffers.size(), 0);
+  layout.peakBytes = livenessPeak(blocks);
+  if (blocks.empty())
+    return layout;
+
   // A placement: an order, the rule, and what it gives.
   struct Start {
     std::vector<int> order;
@@ -579,11 +593,9 @@ lethe::planning::layOutArena(const std::vector<ArenaBuffer> &buffers,
   std::vector<int64_t> offsets, bestOffsets;
   int64_t best = std::numeric_limits<int64_t>::max();
   std::vector<Start> starts;
-  for (const Less &less : orders) {
+  for (std::vector<int> &order : sortStartOrders(blocks)) {
     Start start;
-    start.order.resize(blocks.size());
-    std::iota(start.order.begin(), start.order.end(), 0);
-    std::stable_sort(start.order.begin(), start.order.end(), less);
+    start.order = std::move(order);
     for (Fit fit : {Fit::Lowest, Fit::Best}) {
       start.fit = fit;
       start.arena =
@@ -660,6 +672,25 @@ lethe::planning::layOutArena(const std::vector<ArenaBuffer> &buffers,
   for (size_t b = 0; b < blocks.size(); ++b)
     layout.offsets[blocks[b].index] = bestOffsets[b];
   return layout;
+}
+
+bool lethe::planning::fitsInArena(const std::vector<ArenaBuffer> &buffers,
+                                  int64_t alignment, int64_t capacity) {
+  if (alignment < 1)
+    alignment = 1;
+  std::vector<Block> blocks = collectBlocks(buffers, alignment);
+  if (livenessPeak(blocks) > capacity)
+    return false;
+  if (blocks.empty())
+    return true;
+  std::vector<int64_t> offsets;
+  size_t critical = 0;
+  for (const std::vector<int> &order : sortStartOrders(blocks))
+    for (Fit fit : {Fit::Lowest, Fit::Best})
+      if (placeInOrder(blocks, order, fit, offsets, capacity, critical) <=
+          capacity)
+        return true;
+  return false;
 }
 
 ScheduleBuffers

@@ -39,14 +39,23 @@ bool tryStrategyOnce(StrategyFunction function, const char *name,
                      const PlanningProblem &problem, const PlanOptions &options,
                      PlanResult &result, std::string &why);
 
+/// How long reclaimBudget may run after a plan was found `spent` seconds into
+/// a time limit of `limit`: the rest of it, and at least a tenth of it or a
+/// second, so that a strategy that used all of it (milp, auto) still gets
+/// its plan's room used. (On the test models it takes milliseconds.)
+double getReclaimSeconds(double limit, double spent) {
+  return std::max({limit - spent, limit / 10, 1.0});
+}
+
 /// Runs `function` and checks its plan; `why` says what went wrong. With
 /// options.arenaAlignment, plans below the budget until the plan's arena
 /// fits in it (a search over the budget the strategy is given, below), then
 /// between the highest budget that gave a plan that fits and the lowest
-/// that did not, for a faster one.
+/// that did not, for a faster one; with `reclaim`, then spends the room left
+/// in the budget (reclaimBudget).
 bool tryStrategy(StrategyFunction function, const char *name,
                  const PlanningProblem &problem, const PlanOptions &options,
-                 PlanResult &result, std::string &why) {
+                 PlanResult &result, std::string &why, bool reclaim) {
   if (options.arenaAlignment <= 0)
     return tryStrategyOnce(function, name, problem, options, result, why);
   PlanningProblem trial = problem;
@@ -64,6 +73,15 @@ bool tryStrategy(StrategyFunction function, const char *name,
   // The attempts share the time limit.
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
+  auto reclaimRoom = [&] {
+    if (reclaim)
+      reclaimBudget(
+          problem, options.arenaAlignment,
+          getReclaimSeconds(
+              options.timeLimitSeconds,
+              std::chrono::duration<double>(Clock::now() - start).count()),
+          result);
+  };
   PlanOptions remaining = options;
   for (int attempt = 0; attempt < kArenaAttempts; ++attempt) {
     // An attempt out of time still runs: milp and auto then return the
@@ -88,8 +106,10 @@ bool tryStrategy(StrategyFunction function, const char *name,
       ArenaLayout layout = layOutArena(buffers.device, options.arenaAlignment,
                                        /*search=*/false);
       if (layout.arenaBytes <= problem.budgetBytes) {
-        if (attempt == 0)
+        if (attempt == 0) {
+          reclaimRoom();
           return true;
+        }
         if (!found || result.simulation.seconds < best.simulation.seconds)
           best = std::move(result);
         found = true;
@@ -141,6 +161,7 @@ bool tryStrategy(StrategyFunction function, const char *name,
     return false;
   }
   result = std::move(best);
+  reclaimRoom();
   return true;
 }
 
@@ -257,7 +278,9 @@ int64_t lethe::planning::findMinimumBudget(const std::string &name,
     share.timeLimitSeconds = std::max(0.0, left / probes);
     PlanResult result;
     std::string why;
-    return tryStrategy(function, name.c_str(), trial, share, result, why);
+    // Whether a plan fits does not depend on what reclaiming would add.
+    return tryStrategy(function, name.c_str(), trial, share, result, why,
+                       /*reclaim=*/false);
   };
   if (!fits(high, probesLeft(low, high) + 1))
     return -1;
@@ -302,7 +325,8 @@ bool lethe::planning::runStrategy(const std::string &name,
     return false;
   }
   std::string why;
-  if (tryStrategy(function, name.c_str(), problem, options, result, why))
+  if (tryStrategy(function, name.c_str(), problem, options, result, why,
+                  /*reclaim=*/true))
     return true;
   if (why.rfind("internal error", 0) == 0) {
     error = why;

@@ -166,6 +166,23 @@ TEST(ArenaLayoutTest, RandomBuffersNeverOverlap) {
   }
 }
 
+// fitsInArena answers what comparing the greedy starts' arena with the
+// capacity would, at the capacities around it.
+TEST(ArenaLayoutTest, FitsInArenaAgreesWithTheGreedyStarts) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    std::vector<ArenaBuffer> buffers = makeRandomBuffers(60, 40, seed);
+    int64_t arena = layOutArena(buffers, 256, /*search=*/false).arenaBytes;
+    int64_t peak = computeLivenessPeak(buffers, 256);
+    for (int64_t capacity : {peak - 256, peak, arena - 256, arena, arena + 1})
+      EXPECT_EQ(fitsInArena(buffers, 256, capacity), arena <= capacity)
+          << "seed " << seed << ", capacity " << capacity << ", arena "
+          << arena;
+  }
+  EXPECT_TRUE(fitsInArena({}, 256, 0));
+  EXPECT_FALSE(fitsInArena({{1, 0, 0}}, 256, 255));
+  EXPECT_TRUE(fitsInArena({{1, 0, 0}}, 256, 256));
+}
+
 TEST(ArenaLayoutTest, OptimalOnSmallInstances) {
   int optimal = 0, total = 0;
   for (uint64_t seed = 0; seed < 150; ++seed) {

@@ -15,6 +15,8 @@
 #include "lethe/Planning/GraphGenerators.h"
 #include "lethe/Planning/Strategies.h"
 
+#include "HandBuiltGraphs.h"
+
 #include <gtest/gtest.h>
 
 using namespace lethe::planning;
@@ -28,39 +30,20 @@ namespace {
 PlanningProblem makeSmallProblem() {
   PlanningProblem problem;
   TrainingGraph &graph = problem.graph;
-  auto value = [&](const char *name, int64_t bytes, int producer,
-                   ValueKind kind) {
-    GraphValue v;
-    v.name = name;
-    v.bytes = bytes;
-    v.producer = producer;
-    v.kind = kind;
-    graph.values.push_back(v);
-  };
-  value("x", 100, -1, ValueKind::Input);     // 0
-  value("a", 200, 0, ValueKind::Activation); // 1
-  value("b", 300, 1, ValueKind::Activation); // 2
-  value("l", 4, 2, ValueKind::Temporary);    // 3
-  value("db", 300, 2, ValueKind::Gradient);  // 4
-  value("da", 200, 3, ValueKind::Gradient);  // 5
-  value("dx", 100, 4, ValueKind::Gradient);  // 6
+  addValue(graph, "x", 100, -1, ValueKind::Input);     // 0
+  addValue(graph, "a", 200, 0, ValueKind::Activation); // 1
+  addValue(graph, "b", 300, 1, ValueKind::Activation); // 2
+  addValue(graph, "l", 4, 2, ValueKind::Temporary);    // 3
+  addValue(graph, "db", 300, 2, ValueKind::Gradient);  // 4
+  addValue(graph, "da", 200, 3, ValueKind::Gradient);  // 5
+  addValue(graph, "dx", 100, 4, ValueKind::Gradient);  // 6
   graph.values[3].isOutput = true;
   graph.values[6].isOutput = true;
-  auto node = [&](const char *name, double seconds, NodeRole role,
-                  std::vector<int> inputs, std::vector<int> outputs) {
-    GraphNode n;
-    n.name = name;
-    n.seconds = seconds;
-    n.role = role;
-    n.inputs = std::move(inputs);
-    n.outputs = std::move(outputs);
-    graph.nodes.push_back(n);
-  };
-  node("f0", 1, NodeRole::Forward, {0}, {1});
-  node("f1", 2, NodeRole::Forward, {1}, {2});
-  node("loss", 1, NodeRole::Forward, {2}, {3, 4});
-  node("b1", 4, NodeRole::Backward, {4, 1}, {5});
-  node("b0", 2, NodeRole::Backward, {5, 0}, {6});
+  addNode(graph, "f0", 1, NodeRole::Forward, {0}, {1});
+  addNode(graph, "f1", 2, NodeRole::Forward, {1}, {2});
+  addNode(graph, "loss", 1, NodeRole::Forward, {2}, {3, 4});
+  addNode(graph, "b1", 4, NodeRole::Backward, {4, 1}, {5});
+  addNode(graph, "b0", 2, NodeRole::Backward, {5, 0}, {6});
   graph.computeUsers();
   problem.budgetBytes = 1 << 20;
   problem.link = {100, 100, 0};

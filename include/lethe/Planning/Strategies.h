@@ -48,8 +48,11 @@ struct PlanOptions {
   /// alignment) in an arena within the budget: the device memory the step
   /// really takes. The driver then plans again below the budget until a
   /// plan's arena fits, and keeps the fastest that does (a few times at
-  /// most; docs/Planning.md says how it picks the budgets). Zero: the
-  /// simulated peak alone must fit.
+  /// most; docs/Planning.md says how it picks the budgets), then takes back
+  /// the recomputes and swaps that the budget has room for (reclaimBudget,
+  /// which may run past the limit by a tenth of it, or a second). Zero: the
+  /// simulated peak alone must fit, and the strategy's plan is returned as
+  /// it is.
   int64_t arenaAlignment = 0;
 };
 
@@ -115,6 +118,16 @@ struct PlanResult {
 bool runStrategy(const std::string &name, const PlanningProblem &problem,
                  const PlanOptions &options, PlanResult &result,
                  std::string &error, int64_t *minimumBudget = nullptr);
+
+/// Takes recomputes and swaps back out of `result`'s plan while the budget
+/// has room for what they saved, for a faster step (Reclaim.cpp): a unit goes
+/// when the schedule without it is valid, its peak and, with
+/// `arenaAlignment` positive, its arena are within problem.budgetBytes, and
+/// it runs faster (or, for a swap, no slower). Values are unchanged. Stops
+/// after about `timeLimitSeconds`. Updates the plan and its simulation, and
+/// returns how many steps it took out.
+int reclaimBudget(const PlanningProblem &problem, int64_t arenaAlignment,
+                  double timeLimitSeconds, PlanResult &result);
 
 /// The budget every strategy meets with the unplanned schedule: its peak,
 /// or with options.arenaAlignment set, the larger of that and its arena's
