@@ -20,9 +20,14 @@
 // --lethe-plan-memory's problem-out= (the test models: see
 // bench/planning-models.sh) instead of generated ones.
 //
+// With --pass, each strategy plans as --lethe-plan-memory runs it
+// (runStrategy with the arena check: planned again below the budget until
+// the arena fits, then the room left reclaimed, Reclaim.cpp) instead of on
+// its own; the solve time then includes that.
+//
 // Usage: lethe-bench-planning [--sizes=100,1000,5000,20000]
 //          [--budgets=0.8,0.5] [--max-seconds=60] [--kinds=chain,dag]
-//          [--strategies=a,b,...] [--seed=1] [--no-arena]
+//          [--strategies=a,b,...] [--seed=1] [--no-arena] [--pass]
 //          [--problems=a.json,...]
 //
 //===----------------------------------------------------------------------===//
@@ -54,6 +59,7 @@ struct Options {
   std::vector<std::string> strategies; // empty: all but auto
   uint64_t seed = 1;
   bool arena = true;
+  bool pass = false;
   std::vector<std::string> problems;
 };
 
@@ -123,6 +129,8 @@ bool parseOptions(int argc, char **argv, Options &options) {
       options.problems = splitList(text);
     } else if (std::strcmp(arg, "--no-arena") == 0) {
       options.arena = false;
+    } else if (std::strcmp(arg, "--pass") == 0) {
+      options.pass = true;
     } else {
       return false;
     }
@@ -158,7 +166,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr,
                  "usage: %s [--sizes=100,1000,5000,20000] [--budgets=0.8,0.5] "
                  "[--max-seconds=60] [--kinds=chain,dag] "
-                 "[--strategies=a,b,...] [--seed=1] [--no-arena] "
+                 "[--strategies=a,b,...] [--seed=1] [--no-arena] [--pass] "
                  "[--problems=a.json,...]\n",
                  argv[0]);
     return 2;
@@ -176,10 +184,14 @@ int main(int argc, char **argv) {
 
   PlanOptions planOptions;
   planOptions.timeLimitSeconds = options.maxSeconds;
+  if (options.pass)
+    planOptions.arenaAlignment = kDefaultArenaAlignment;
   std::printf("Planning strategies on generated training steps (seed %llu, "
-              "cap %.0f s per run)\n",
-              static_cast<unsigned long long>(options.seed),
-              options.maxSeconds);
+              "cap %.0f s per run)%s\n",
+              static_cast<unsigned long long>(options.seed), options.maxSeconds,
+              options.pass ? ", as --lethe-plan-memory plans (arena check, "
+                             "room reclaimed)"
+                           : "");
   std::printf("overhead: plan time / unplanned time; arena: laid-out arena / "
               "liveness peak of the plan (256-byte alignment); bound: the "
               "lower bound on the overhead the strategy proved\n\n");
@@ -262,7 +274,14 @@ int main(int argc, char **argv) {
           Plan plan;
           std::string error;
           auto start = std::chrono::steady_clock::now();
-          bool found = lookupStrategy(name)(problem, planOptions, plan, error);
+          bool found;
+          if (options.pass) {
+            PlanResult result;
+            found = runStrategy(name, problem, planOptions, result, error);
+            plan = std::move(result.plan);
+          } else {
+            found = lookupStrategy(name)(problem, planOptions, plan, error);
+          }
           double solveSeconds = secondsSince(start);
           if (solveSeconds > options.maxSeconds)
             tooSlowAt.emplace(name, static_cast<int>(graph.nodes.size()));

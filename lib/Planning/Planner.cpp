@@ -35,24 +35,30 @@ const StrategyEntry kStrategies[] = {
 constexpr int kArenaAttempts = 12;
 constexpr int kArenaRefinements = 4;
 
+/// Once the room left is reclaimed, a strategy's plan for a slightly lower
+/// budget can be faster than its plan for the budget itself (greedy returns
+/// the lowest peak of its ladder, which recomputes more than it must). When
+/// the first plan fits, the driver also plans at the budget less these
+/// shares of it (1/64, 1/32, 1/16), and keeps the fastest once reclaimed.
+constexpr int kProbeShifts[] = {6, 5, 4};
+
 bool tryStrategyOnce(StrategyFunction function, const char *name,
                      const PlanningProblem &problem, const PlanOptions &options,
                      PlanResult &result, std::string &why);
 
-/// How long reclaimBudget may run after a plan was found `spent` seconds into
-/// a time limit of `limit`: the rest of it, and at least a tenth of it or a
-/// second, so that a strategy that used all of it (milp, auto) still gets
-/// its plan's room used. (On the test models it takes milliseconds.)
-double getReclaimSeconds(double limit, double spent) {
-  return std::max({limit - spent, limit / 10, 1.0});
-}
+/// How long reclaiming may run past a time limit of `limit` when the
+/// strategy used all of it (milp, auto): a tenth of it, or a second. (On the
+/// test models it takes milliseconds.)
+double getReclaimGrace(double limit) { return std::max(limit / 10, 1.0); }
 
 /// Runs `function` and checks its plan; `why` says what went wrong. With
 /// options.arenaAlignment, plans below the budget until the plan's arena
 /// fits in it (a search over the budget the strategy is given, below), then
 /// between the highest budget that gave a plan that fits and the lowest
-/// that did not, for a faster one; with `reclaim`, then spends the room left
-/// in the budget (reclaimBudget).
+/// that did not, for a faster one. With `reclaim`, each plan that fits gets
+/// the room left in the budget reclaimed (reclaimBudget) before plans are
+/// compared, and a first plan that fits is compared with those planned a
+/// little below the budget (kProbeShifts).
 bool tryStrategy(StrategyFunction function, const char *name,
                  const PlanningProblem &problem, const PlanOptions &options,
                  PlanResult &result, std::string &why, bool reclaim) {
@@ -73,22 +79,54 @@ bool tryStrategy(StrategyFunction function, const char *name,
   // The attempts share the time limit.
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
-  auto reclaimRoom = [&] {
-    if (reclaim)
-      reclaimBudget(
-          problem, options.arenaAlignment,
-          getReclaimSeconds(
-              options.timeLimitSeconds,
-              std::chrono::duration<double>(Clock::now() - start).count()),
-          result);
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  // Every plan reclaimed shares one deadline: the time limit, or the grace
+  // after the first plan to reclaim if that is later.
+  double reclaimUntil = -1;
+  auto reclaimRoom = [&](PlanResult &plan) {
+    if (reclaimUntil < 0)
+      reclaimUntil =
+          std::max(options.timeLimitSeconds,
+                   elapsed() + getReclaimGrace(options.timeLimitSeconds));
+    reclaimBudget(problem, options.arenaAlignment,
+                  std::max(0.0, reclaimUntil - elapsed()), plan);
   };
   PlanOptions remaining = options;
+  // Plans at the budgets of kProbeShifts, for `result` (reclaimed); false
+  // only when a strategy breaks a rule (`why` then says so).
+  auto probeBelow = [&] {
+    // Only first computes left: nothing is faster.
+    if (result.plan.schedule.size() == problem.graph.nodes.size())
+      return true;
+    for (int shift : kProbeShifts) {
+      trial.budgetBytes = problem.budgetBytes - (problem.budgetBytes >> shift);
+      remaining.timeLimitSeconds =
+          std::max(0.0, options.timeLimitSeconds - elapsed());
+      PlanResult probe;
+      std::string probeWhy;
+      if (!tryStrategyOnce(function, name, trial, remaining, probe, probeWhy)) {
+        if (probeWhy.rfind("internal error", 0) == 0) {
+          why = probeWhy;
+          return false;
+        }
+        break;
+      }
+      if (!fitsInArena(getScheduleBuffers(problem, probe.plan.schedule).device,
+                       options.arenaAlignment, problem.budgetBytes))
+        continue;
+      reclaimRoom(probe);
+      if (probe.simulation.seconds < result.simulation.seconds)
+        result = std::move(probe);
+    }
+    return true;
+  };
   for (int attempt = 0; attempt < kArenaAttempts; ++attempt) {
     // An attempt out of time still runs: milp and auto then return the
     // fast strategies' plans, which may lay out within the budget.
-    remaining.timeLimitSeconds = std::max(
-        0.0, options.timeLimitSeconds -
-                 std::chrono::duration<double>(Clock::now() - start).count());
+    remaining.timeLimitSeconds =
+        std::max(0.0, options.timeLimitSeconds - elapsed());
     if (!tryStrategyOnce(function, name, trial, remaining, result, why)) {
       if (attempt == 0 || why.rfind("internal error", 0) == 0)
         return false;
@@ -107,9 +145,15 @@ bool tryStrategy(StrategyFunction function, const char *name,
                                        /*search=*/false);
       if (layout.arenaBytes <= problem.budgetBytes) {
         if (attempt == 0) {
-          reclaimRoom();
-          return true;
+          if (!reclaim)
+            return true;
+          reclaimRoom(result);
+          return probeBelow();
         }
+        // Plans compare as they will be returned, with their room reclaimed
+        // (one that recomputes more can reclaim further).
+        if (reclaim)
+          reclaimRoom(result);
         if (!found || result.simulation.seconds < best.simulation.seconds)
           best = std::move(result);
         found = true;
@@ -161,7 +205,6 @@ bool tryStrategy(StrategyFunction function, const char *name,
     return false;
   }
   result = std::move(best);
-  reclaimRoom();
   return true;
 }
 

@@ -1,5 +1,4 @@
-//===- ArenaLayout.h - Static addresses for a step's tensors ----*- C++ -*-===//
-//-*-===//
+//===- ArenaLayout.h - Static addresses of a step's tensors -----*- C++ -*-===//
 //
 // Part of the Lethe project.
 //

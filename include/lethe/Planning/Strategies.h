@@ -47,12 +47,12 @@ struct PlanOptions {
   /// When positive, a plan must also lay out (ArenaLayout.h, blocks of this
   /// alignment) in an arena within the budget: the device memory the step
   /// really takes. The driver then plans again below the budget until a
-  /// plan's arena fits, and keeps the fastest that does (a few times at
-  /// most; docs/Planning.md says how it picks the budgets), then takes back
-  /// the recomputes and swaps that the budget has room for (reclaimBudget,
-  /// which may run past the limit by a tenth of it, or a second). Zero: the
-  /// simulated peak alone must fit, and the strategy's plan is returned as
-  /// it is.
+  /// plan's arena fits (a few times at most; docs/Planning.md says how it
+  /// picks the budgets), takes back from each plan that fits the recomputes
+  /// and swaps the budget has room for (reclaimBudget), and returns the
+  /// fastest. Reclaiming may run past the time limit by a tenth of it, or a
+  /// second, when the strategy used all of it. Zero: the simulated peak
+  /// alone must fit, and the strategy's plan is returned as it is.
   int64_t arenaAlignment = 0;
 };
 
