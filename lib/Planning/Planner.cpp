@@ -46,9 +46,9 @@ bool tryStrategyOnce(StrategyFunction function, const char *name,
                      const PlanningProblem &problem, const PlanOptions &options,
                      PlanResult &result, std::string &why);
 
-/// How long reclaiming may run past a time limit of `limit` when the
-/// strategy used all of it (milp, auto): a tenth of it, or a second. (On the
-/// test models it takes milliseconds.)
+/// How long reclaiming may run after it first starts, past a time limit of
+/// `limit` that the strategy used (milp, auto use all of it): a tenth of
+/// it, or a second. (On the test models it takes milliseconds.)
 double getReclaimGrace(double limit) { return std::max(limit / 10, 1.0); }
 
 /// Runs `function` and checks its plan; `why` says what went wrong. With
@@ -94,6 +94,8 @@ bool tryStrategy(StrategyFunction function, const char *name,
                   std::max(0.0, reclaimUntil - elapsed()), plan);
   };
   PlanOptions remaining = options;
+  double bound = -1;
+  bool boundCoversOffloading = true;
   // Plans at the budgets of kProbeShifts, for `result` (reclaimed); false
   // only when a strategy breaks a rule (`why` then says so).
   auto probeBelow = [&] {
@@ -101,6 +103,8 @@ bool tryStrategy(StrategyFunction function, const char *name,
     if (result.plan.schedule.size() == problem.graph.nodes.size())
       return true;
     for (int shift : kProbeShifts) {
+      if ((problem.budgetBytes >> shift) == 0)
+        continue;
       trial.budgetBytes = problem.budgetBytes - (problem.budgetBytes >> shift);
       remaining.timeLimitSeconds =
           std::max(0.0, options.timeLimitSeconds - elapsed());
@@ -137,6 +141,13 @@ bool tryStrategy(StrategyFunction function, const char *name,
       else
         fails = std::max(fails, trial.budgetBytes);
     } else {
+      // A strategy's lower bound holds for the budget it planned for: the
+      // first attempt's is the one to return, whichever plan wins (those
+      // planned lower can be faster than their own bound once reclaimed).
+      if (attempt == 0) {
+        bound = result.plan.lowerBoundSeconds;
+        boundCoversOffloading = result.plan.lowerBoundCoversOffloading;
+      }
       ScheduleBuffers buffers =
           getScheduleBuffers(problem, result.plan.schedule);
       // The greedy starts only: the full layout (--lethe-assign-arena) is
@@ -148,7 +159,10 @@ bool tryStrategy(StrategyFunction function, const char *name,
           if (!reclaim)
             return true;
           reclaimRoom(result);
-          return probeBelow();
+          bool probed = probeBelow();
+          result.plan.lowerBoundSeconds = bound;
+          result.plan.lowerBoundCoversOffloading = boundCoversOffloading;
+          return probed;
         }
         // Plans compare as they will be returned, with their room reclaimed
         // (one that recomputes more can reclaim further).
@@ -205,6 +219,8 @@ bool tryStrategy(StrategyFunction function, const char *name,
     return false;
   }
   result = std::move(best);
+  result.plan.lowerBoundSeconds = bound;
+  result.plan.lowerBoundCoversOffloading = boundCoversOffloading;
   return true;
 }
 

@@ -85,12 +85,18 @@ std::vector<Unit> findUnits(const PlanningProblem &problem,
   return units;
 }
 
-/// reclaimBudget in one order of `units`, until `deadline`; returns how
-/// many steps went.
+using Clock = std::chrono::steady_clock;
+
+/// reclaimBudget in one order of `units`, for about `seconds` (any
+/// number, infinity included); returns how many steps went.
 int reclaimInOrder(const PlanningProblem &problem, int64_t arenaAlignment,
-                   std::chrono::steady_clock::time_point deadline,
-                   const std::vector<Unit> &units, PlanResult &result) {
-  using Clock = std::chrono::steady_clock;
+                   double seconds, const std::vector<Unit> &units,
+                   PlanResult &result) {
+  Clock::time_point start = Clock::now();
+  auto outOfTime = [&] {
+    return std::chrono::duration<double>(Clock::now() - start).count() >
+           seconds;
+  };
   const TrainingGraph &graph = problem.graph;
   const Schedule &original = result.plan.schedule;
   std::vector<char> removed(original.size(), 0);
@@ -99,8 +105,10 @@ int reclaimInOrder(const PlanningProblem &problem, int64_t arenaAlignment,
     std::vector<char> computed(graph.nodes.size(), 0);
     for (size_t index = 0; index < original.size(); ++index)
       if (original[index].kind == StepKind::Compute &&
-          !computed[original[index].id]++)
+          !computed[original[index].id]) {
+        computed[original[index].id] = 1;
         firstCompute[index] = 1;
+      }
   }
   auto build = [&] {
     Schedule schedule;
@@ -213,7 +221,7 @@ int reclaimInOrder(const PlanningProblem &problem, int64_t arenaAlignment,
       // A recompute that fed one taken out is already gone.
       if (removed[unit.steps.front()])
         continue;
-      if (Clock::now() > deadline)
+      if (outOfTime())
         break;
       went |= tryUnit(unit, /*noSlower=*/false);
     }
@@ -221,7 +229,7 @@ int reclaimInOrder(const PlanningProblem &problem, int64_t arenaAlignment,
   for (const Unit &unit : units) {
     if (!unit.isSwap || removed[unit.steps.front()])
       continue;
-    if (Clock::now() > deadline)
+    if (outOfTime())
       break;
     tryUnit(unit, /*noSlower=*/true);
   }
@@ -238,10 +246,7 @@ int lethe::planning::reclaimBudget(const PlanningProblem &problem,
                                    int64_t arenaAlignment,
                                    double timeLimitSeconds,
                                    PlanResult &result) {
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeLimitSeconds));
+  Clock::time_point start = Clock::now();
   // Two orders, the faster result wins: the dearest units first, and the
   // units that cost the most time for the bytes they free first. Neither
   // wins everywhere (the first removal can use up the room that several
@@ -257,12 +262,16 @@ int lethe::planning::reclaimBudget(const PlanningProblem &problem,
   std::stable_sort(
       byCostPerByte.begin(), byCostPerByte.end(),
       [&](const Unit &a, const Unit &b) { return perByte(a) > perByte(b); });
+  // Each order gets half the time (the second what the first left).
   PlanResult best = result;
-  int bestCount =
-      reclaimInOrder(problem, arenaAlignment, deadline, byCost, best);
+  int bestCount = reclaimInOrder(problem, arenaAlignment, timeLimitSeconds / 2,
+                                 byCost, best);
   PlanResult other = result;
-  int otherCount =
-      reclaimInOrder(problem, arenaAlignment, deadline, byCostPerByte, other);
+  int otherCount = reclaimInOrder(
+      problem, arenaAlignment,
+      timeLimitSeconds -
+          std::chrono::duration<double>(Clock::now() - start).count(),
+      byCostPerByte, other);
   if (other.simulation.seconds < best.simulation.seconds) {
     best = std::move(other);
     bestCount = otherCount;

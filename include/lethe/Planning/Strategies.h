@@ -50,9 +50,11 @@ struct PlanOptions {
   /// plan's arena fits (a few times at most; docs/Planning.md says how it
   /// picks the budgets), takes back from each plan that fits the recomputes
   /// and swaps the budget has room for (reclaimBudget), and returns the
-  /// fastest. Reclaiming may run past the time limit by a tenth of it, or a
-  /// second, when the strategy used all of it. Zero: the simulated peak
-  /// alone must fit, and the strategy's plan is returned as it is.
+  /// fastest, with the lower bound the strategy proved for the budget
+  /// itself. Reclaiming runs until the time limit, or until a tenth of it
+  /// (at least a second) after it first starts if that is later. Zero: the
+  /// simulated peak alone must fit, and the strategy's plan is returned as
+  /// it is.
   int64_t arenaAlignment = 0;
 };
 
