@@ -214,7 +214,12 @@ def PlanMemoryPass : Pass<"lethe-plan-memory", "::mlir::ModuleOp"> {
     optional unit (`6GiB`, `512MiB`, `100KiB`, `2GB`, `1000000`) or as a
     fraction of the unplanned peak (`0.5`; a fraction has a decimal point).
     The budget counts everything resident on the device: parameters,
-    gradients, optimizer state, activations and temporaries.
+    gradients, optimizer state, activations and temporaries. It bounds the
+    arena `--lethe-assign-arena` lays the step out in, fragmentation
+    included: a plan whose arena is over the budget is planned again below
+    it. The room a plan leaves is then spent on taking back the recomputes
+    and swaps that fit, for a faster step, so the planned peak sits close to
+    the budget (docs/Planning.md).
 
     The step becomes a graph of nodes (its ops, each with a roofline time
     from the cost interface and the device `profile`: a built-in name,
