@@ -142,8 +142,8 @@ int reclaimInOrder(const PlanningProblem &problem, int64_t arenaAlignment,
     }
     return graph.values[value].isOutput;
   };
-  // The step at or before `before` that made the version of `value` a read
-  // there sees: the last compute of its producer or prefetch of it.
+  // The step before `before` that made the version of `value` a read there
+  // sees: the last compute of its producer or prefetch of it (-1: none).
   auto versionOf = [&](size_t before, int value) -> int64_t {
     int producer = graph.values[value].producer;
     for (size_t index = before; index-- > 0;) {
