@@ -52,23 +52,36 @@ struct Unit {
   bool isSwap = false;
 };
 
+/// For each step of `schedule`, whether it is the first compute of its node.
+std::vector<char> markFirstComputes(const TrainingGraph &graph,
+                                    const Schedule &schedule) {
+  std::vector<char> first(schedule.size(), 0);
+  std::vector<char> computed(graph.nodes.size(), 0);
+  for (size_t index = 0; index < schedule.size(); ++index)
+    if (schedule[index].kind == StepKind::Compute &&
+        !computed[schedule[index].id]) {
+      computed[schedule[index].id] = 1;
+      first[index] = 1;
+    }
+  return first;
+}
+
 std::vector<Unit> findUnits(const PlanningProblem &problem,
-                            const Schedule &schedule) {
+                            const Schedule &schedule,
+                            const std::vector<char> &firstCompute) {
   const TrainingGraph &graph = problem.graph;
   std::vector<Unit> units;
-  std::vector<char> computed(graph.nodes.size(), 0);
   std::vector<int> swapOf(graph.values.size(), -1);
   for (size_t index = 0; index < schedule.size(); ++index) {
     const Step &step = schedule[index];
     if (step.kind == StepKind::Compute) {
+      if (firstCompute[index])
+        continue;
       const GraphNode &node = graph.nodes[step.id];
-      if (computed[step.id]) {
-        int64_t bytes = 0;
-        for (int output : node.outputs)
-          bytes += graph.values[output].bytes;
-        units.push_back({{index}, node.seconds, bytes, false});
-      }
-      computed[step.id] = 1;
+      int64_t bytes = 0;
+      for (int output : node.outputs)
+        bytes += graph.values[output].bytes;
+      units.push_back({{index}, node.seconds, bytes, false});
       continue;
     }
     int &unit = swapOf[step.id];
@@ -91,7 +104,7 @@ using Clock = std::chrono::steady_clock;
 /// number, infinity included); returns how many steps went.
 int reclaimInOrder(const PlanningProblem &problem, int64_t arenaAlignment,
                    double seconds, const std::vector<Unit> &units,
-                   PlanResult &result) {
+                   const std::vector<char> &firstCompute, PlanResult &result) {
   Clock::time_point start = Clock::now();
   auto outOfTime = [&] {
     return std::chrono::duration<double>(Clock::now() - start).count() >
@@ -100,16 +113,6 @@ int reclaimInOrder(const PlanningProblem &problem, int64_t arenaAlignment,
   const TrainingGraph &graph = problem.graph;
   const Schedule &original = result.plan.schedule;
   std::vector<char> removed(original.size(), 0);
-  std::vector<char> firstCompute(original.size(), 0);
-  {
-    std::vector<char> computed(graph.nodes.size(), 0);
-    for (size_t index = 0; index < original.size(); ++index)
-      if (original[index].kind == StepKind::Compute &&
-          !computed[original[index].id]) {
-        computed[original[index].id] = 1;
-        firstCompute[index] = 1;
-      }
-  }
   auto build = [&] {
     Schedule schedule;
     schedule.reserve(original.size());
@@ -251,7 +254,10 @@ int lethe::planning::reclaimBudget(const PlanningProblem &problem,
   // units that cost the most time for the bytes they free first. Neither
   // wins everywhere (the first removal can use up the room that several
   // cheaper ones would have shared).
-  std::vector<Unit> byCost = findUnits(problem, result.plan.schedule);
+  std::vector<char> firstCompute =
+      markFirstComputes(problem.graph, result.plan.schedule);
+  std::vector<Unit> byCost =
+      findUnits(problem, result.plan.schedule, firstCompute);
   std::vector<Unit> byCostPerByte = byCost;
   std::stable_sort(
       byCost.begin(), byCost.end(),
@@ -265,13 +271,13 @@ int lethe::planning::reclaimBudget(const PlanningProblem &problem,
   // Each order gets half the time (the second what the first left).
   PlanResult best = result;
   int bestCount = reclaimInOrder(problem, arenaAlignment, timeLimitSeconds / 2,
-                                 byCost, best);
+                                 byCost, firstCompute, best);
   PlanResult other = result;
   int otherCount = reclaimInOrder(
       problem, arenaAlignment,
       timeLimitSeconds -
           std::chrono::duration<double>(Clock::now() - start).count(),
-      byCostPerByte, other);
+      byCostPerByte, firstCompute, other);
   if (other.simulation.seconds < best.simulation.seconds) {
     best = std::move(other);
     bestCount = otherCount;
