@@ -9,10 +9,11 @@
 // times MemoryProfile on them. The planner profiles every candidate schedule,
 // so the analysis must stay linear in the size of the function.
 //
-// Usage: lethe-bench-memory-profile [max-ops]   (default 200000)
+// Usage: lethe-bench-memory-profile [--max-ops=200000]
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchOptions.h"
 #include "lethe/Analysis/MemoryProfile.h"
 #include "lethe/Dialect/Lethe/IR/LetheDialect.h"
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
@@ -52,7 +53,16 @@ static func::FuncOp buildResidualChain(OpBuilder &builder, ModuleOp module,
 }
 
 int main(int argc, char **argv) {
-  int64_t maxOps = argc > 1 ? std::atoll(argv[1]) : 200000;
+  namespace bench = ::lethe::bench;
+  std::vector<int> maxOps = {200000};
+  const char *text =
+      argc == 2 ? bench::flagValue(argv[1], "--max-ops") : nullptr;
+  bool parsed = argc == 1 ||
+                (text && bench::parseIntegerList(text, maxOps, 1000, 1 << 30));
+  if (!parsed) {
+    llvm::errs() << "usage: " << argv[0] << " [--max-ops=200000]\n";
+    return 2;
+  }
   MLIRContext context;
   context.loadDialect<LetheDialect, func::FuncDialect>();
   OpBuilder builder(&context);
@@ -61,7 +71,7 @@ int main(int argc, char **argv) {
   llvm::outs() << llvm::formatv("{0,10} {1,10} {2,16} {3,12} {4,14}\n", "ops",
                                 "tensors", "peak bytes", "time ms",
                                 "ns per op");
-  for (int64_t numOps = 1000; numOps <= maxOps; numOps *= 10) {
+  for (int64_t numOps = 1000; numOps <= maxOps[0]; numOps *= 10) {
     OwningOpRef<ModuleOp> module = ModuleOp::create(builder.getUnknownLoc());
     func::FuncOp function = buildResidualChain(builder, *module, numOps / 4);
     MemoryProfile profile(function);

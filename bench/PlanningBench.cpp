@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchOptions.h"
 #include "lethe/Planning/ArenaLayout.h"
 #include "lethe/Planning/GraphGenerators.h"
 #include "lethe/Planning/Strategies.h"
@@ -63,70 +64,42 @@ struct Options {
   std::vector<std::string> problems;
 };
 
-std::vector<std::string> splitList(const char *text) {
-  std::vector<std::string> items;
-  std::string current;
-  for (const char *c = text;; ++c) {
-    if (*c == ',' || *c == '\0') {
-      if (!current.empty())
-        items.push_back(current);
-      current.clear();
-      if (*c == '\0')
-        break;
-    } else {
-      current += *c;
-    }
-  }
-  return items;
-}
-
-bool parseNumber(const std::string &text, double &number) {
-  char *end = nullptr;
-  number = std::strtod(text.c_str(), &end);
-  return !text.empty() && end && *end == '\0';
-}
-
 bool parseOptions(int argc, char **argv, Options &options) {
+  using namespace lethe::bench;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
-    auto value = [&](const char *flag) -> const char * {
-      size_t length = std::strlen(flag);
-      if (std::strncmp(arg, flag, length) == 0 && arg[length] == '=')
-        return arg + length + 1;
-      return nullptr;
-    };
-    double number = 0;
-    if (const char *text = value("--sizes")) {
-      options.sizes.clear();
-      for (const std::string &item : splitList(text)) {
-        if (!parseNumber(item, number) || number < 4)
-          return false;
-        options.sizes.push_back(static_cast<int>(number));
-      }
-    } else if (const char *text = value("--budgets")) {
-      options.budgets.clear();
-      for (const std::string &item : splitList(text)) {
-        if (!parseNumber(item, number) || number <= 0 || number > 1)
-          return false;
-        options.budgets.push_back(number);
-      }
-    } else if (const char *text = value("--max-seconds")) {
-      if (!parseNumber(text, number) || number <= 0)
+    std::vector<double> numbers;
+    if (const char *text = flagValue(arg, "--sizes")) {
+      if (!parseIntegerList(text, options.sizes, 4, 1 << 24))
         return false;
-      options.maxSeconds = number;
-    } else if (const char *text = value("--kinds")) {
+    } else if (const char *text = flagValue(arg, "--budgets")) {
+      if (!parseNumberList(text, numbers, 1e-9, 1))
+        return false;
+      options.budgets = numbers;
+    } else if (const char *text = flagValue(arg, "--max-seconds")) {
+      if (!parseNumberList(text, numbers, 1e-9, 1e9) || numbers.size() != 1)
+        return false;
+      options.maxSeconds = numbers[0];
+    } else if (const char *text = flagValue(arg, "--kinds")) {
       options.kinds = splitList(text);
+      if (options.kinds.empty())
+        return false;
       for (const std::string &kind : options.kinds)
         if (kind != "chain" && kind != "dag")
           return false;
-    } else if (const char *text = value("--strategies")) {
+    } else if (const char *text = flagValue(arg, "--strategies")) {
       options.strategies = splitList(text);
-    } else if (const char *text = value("--seed")) {
-      if (!parseNumber(text, number) || number < 0)
+      if (options.strategies.empty())
         return false;
-      options.seed = static_cast<uint64_t>(number);
-    } else if (const char *text = value("--problems")) {
+    } else if (const char *text = flagValue(arg, "--seed")) {
+      std::vector<int> seed;
+      if (!parseIntegerList(text, seed, 0, 1 << 30) || seed.size() != 1)
+        return false;
+      options.seed = static_cast<uint64_t>(seed[0]);
+    } else if (const char *text = flagValue(arg, "--problems")) {
       options.problems = splitList(text);
+      if (options.problems.empty())
+        return false;
     } else if (std::strcmp(arg, "--no-arena") == 0) {
       options.arena = false;
     } else if (std::strcmp(arg, "--pass") == 0) {
@@ -230,6 +203,9 @@ int main(int argc, char **argv) {
             {kind, makeProblem(makeGraph(kind, size, options.seed), 1.0)});
     }
   }
+  // A plan the simulator rejects is a bug in Lethe: the table says which,
+  // and the exit code says that there was one.
+  bool broken = false;
   for (std::vector<Step> &group : groups) {
     // Strategies that ran past the cap on a smaller graph of this group.
     std::map<std::string, int> tooSlowAt;
@@ -292,6 +268,7 @@ int main(int argc, char **argv) {
           }
           SimulationResult simulation = simulate(problem, plan.schedule);
           if (!simulation.valid || simulation.peakBytes > problem.budgetBytes) {
+            broken = true;
             std::printf("%10.1f %9s %10s %8s %9s  BROKEN PLAN: %s\n",
                         solveSeconds * 1e3, "-", "-", "-", "-",
                         simulation.valid ? "over the budget"
@@ -333,5 +310,5 @@ int main(int argc, char **argv) {
       }
     }
   }
-  return 0;
+  return broken ? 1 : 0;
 }

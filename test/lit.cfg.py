@@ -24,7 +24,19 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.lethe_tools_dir, config.llvm_tools_dir]
-tools = ["lethe-mem", "lethe-opt", "lethe-run", "lethe-translate", "lethec"]
+tools = [
+    "lethe-bench-auto-gap",
+    "lethe-bench-chain",
+    "lethe-bench-chain-model",
+    "lethe-bench-greedy",
+    "lethe-bench-memory-profile",
+    "lethe-bench-planning",
+    "lethe-mem",
+    "lethe-opt",
+    "lethe-run",
+    "lethe-translate",
+    "lethec",
+]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 

@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchOptions.h"
 #include "lethe/Planning/GraphGenerators.h"
 #include "lethe/Planning/Strategies.h"
 
@@ -44,7 +45,7 @@ using namespace lethe::planning;
 namespace {
 
 struct Options {
-  std::vector<double> forward = {5, 10, 20};
+  std::vector<int> forward = {5, 10, 20};
   int seeds = 4;
   std::vector<double> budgets = {0.8, 0.6, 0.5};
   double timeLimit = 60;
@@ -53,50 +54,38 @@ struct Options {
   bool withLink = true, withoutLink = true;
 };
 
-bool parseList(const char *text, std::vector<double> &numbers) {
-  numbers.clear();
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    char *end = nullptr;
-    double number = std::strtod(item.c_str(), &end);
-    if (item.empty() || *end != '\0' || number <= 0)
-      return false;
-    numbers.push_back(number);
-  }
-  return !numbers.empty();
-}
-
 bool parseOptions(int argc, char **argv, Options &options) {
+  using namespace lethe::bench;
   for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    size_t equals = arg.find('=');
-    if (equals == std::string::npos)
-      return false;
-    std::string flag = arg.substr(0, equals);
-    const char *value = argv[i] + equals + 1;
+    const char *arg = argv[i];
     std::vector<double> numbers;
-    if (flag == "--forward" && parseList(value, numbers)) {
-      options.forward = numbers;
-    } else if (flag == "--seeds" && parseList(value, numbers) &&
-               numbers.size() == 1) {
-      options.seeds = static_cast<int>(numbers[0]);
-    } else if (flag == "--budgets" && parseList(value, numbers) &&
-               *std::max_element(numbers.begin(), numbers.end()) <= 1) {
+    std::vector<int> integers;
+    if (const char *text = flagValue(arg, "--forward")) {
+      if (!parseIntegerList(text, integers, 1, 1 << 20))
+        return false;
+      options.forward = integers;
+    } else if (const char *text = flagValue(arg, "--seeds")) {
+      if (!parseIntegerList(text, integers, 1, 1 << 20) || integers.size() != 1)
+        return false;
+      options.seeds = integers[0];
+    } else if (const char *text = flagValue(arg, "--budgets")) {
+      if (!parseNumberList(text, numbers, 1e-9, 1))
+        return false;
       options.budgets = numbers;
-    } else if (flag == "--time-limit" && parseList(value, numbers) &&
-               numbers.size() == 1) {
+    } else if (const char *text = flagValue(arg, "--time-limit")) {
+      if (!parseNumberList(text, numbers, 1e-9, 1e9) || numbers.size() != 1)
+        return false;
       options.timeLimit = numbers[0];
-    } else if (flag == "--link" && (std::strcmp(value, "both") == 0 ||
-                                    std::strcmp(value, "on") == 0 ||
-                                    std::strcmp(value, "off") == 0)) {
-      options.withLink = std::strcmp(value, "off") != 0;
-      options.withoutLink = std::strcmp(value, "on") != 0;
-    } else if (flag == "--problems") {
-      std::stringstream stream(value);
-      std::string path;
-      while (std::getline(stream, path, ','))
-        options.problems.push_back(path);
+    } else if (const char *text = flagValue(arg, "--link")) {
+      if (std::strcmp(text, "both") != 0 && std::strcmp(text, "on") != 0 &&
+          std::strcmp(text, "off") != 0)
+        return false;
+      options.withLink = std::strcmp(text, "off") != 0;
+      options.withoutLink = std::strcmp(text, "on") != 0;
+    } else if (const char *text = flagValue(arg, "--problems")) {
+      options.problems = splitList(text);
+      if (options.problems.empty())
+        return false;
     } else {
       return false;
     }
@@ -152,10 +141,9 @@ int main(int argc, char **argv) {
     instances.push_back(std::move(instance));
   }
   if (options.problems.empty())
-    for (double forward : options.forward)
+    for (int count : options.forward)
       for (int seed = 1; seed <= options.seeds; ++seed)
         for (bool chain : {true, false}) {
-          int count = static_cast<int>(forward);
           instances.push_back(
               {std::string(chain ? "chain" : "dag") + " s" +
                    std::to_string(seed),

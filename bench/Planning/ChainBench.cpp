@@ -11,10 +11,11 @@
 // stages and slots the programme used, and the planned step time over the
 // unplanned.
 //
-// Usage: lethe-bench-chain [stages...]   (default 10 100 1000)
+// Usage: lethe-bench-chain [--stages=10,100,1000] [--budgets=0.6,0.4]
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchOptions.h"
 #include "lethe/Planning/ChainProgramme.h"
 #include "lethe/Planning/GraphGenerators.h"
 #include "lethe/Planning/Strategies.h"
@@ -37,11 +38,20 @@ double cpuSeconds() {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::vector<int> lengths;
-  for (int arg = 1; arg < argc; ++arg)
-    lengths.push_back(std::atoi(argv[arg]));
-  if (lengths.empty())
-    lengths = {10, 100, 1000};
+  using namespace lethe::bench;
+  std::vector<int> lengths = {10, 100, 1000};
+  std::vector<double> fractions = {0.6, 0.4};
+  for (int arg = 1; arg < argc; ++arg) {
+    const char *stages = flagValue(argv[arg], "--stages");
+    const char *budgets = flagValue(argv[arg], "--budgets");
+    if (!(stages && parseIntegerList(stages, lengths, 1, 1 << 20)) &&
+        !(budgets && parseNumberList(budgets, fractions, 1e-9, 1))) {
+      std::fprintf(stderr,
+                   "usage: %s [--stages=10,100,1000] [--budgets=0.6,0.4]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
   std::printf("%-8s %-8s %-7s %-12s %-10s %-8s %-8s %s\n", "stages", "mode",
               "budget", "cpu_s", "dp_stages", "slots", "slot_B",
               "time/unplanned");
@@ -49,7 +59,7 @@ int main(int argc, char **argv) {
     PlanningProblem problem = makeProblem(makeRandomChain(stages, 1), 1.0);
     SimulationResult unplanned =
         simulate(problem, makeUnplannedSchedule(problem.graph));
-    for (double fraction : {0.6, 0.4}) {
+    for (double fraction : fractions) {
       problem.budgetBytes =
           static_cast<int64_t>(fraction * unplanned.peakBytes);
       // The strategy as the driver runs it (merging long chains).
@@ -58,9 +68,16 @@ int main(int argc, char **argv) {
       std::string error;
       bool found = planChain(problem, PlanOptions(), plan, error);
       double solve = cpuSeconds() - start;
-      double ratio =
-          found ? simulate(problem, plan.schedule).seconds / unplanned.seconds
-                : -1;
+      double ratio = -1;
+      if (found) {
+        SimulationResult run = simulate(problem, plan.schedule);
+        if (!run.valid || run.peakBytes > problem.budgetBytes) {
+          std::fprintf(stderr, "BROKEN PLAN from chain at %d stages, %.2f\n",
+                       stages, fraction);
+          return 1;
+        }
+        ratio = run.seconds / unplanned.seconds;
+      }
       ChainReduction merged;
       reduceToChain(problem.graph, merged, error, 100);
       std::printf("%-8d %-8s %-7.2f %-12.4f %-10zu %-8s %-8s %.4f%s\n", stages,

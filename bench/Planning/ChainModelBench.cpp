@@ -102,15 +102,17 @@ bool compare(const PlanningProblem &problem, const ChainReduction &chain,
 } // namespace
 
 int main(int argc, char **argv) {
-  bool stages = false;
+  bool stages = false, unknown = false;
   std::vector<std::string> paths;
   for (int arg = 1; arg < argc; ++arg) {
     if (std::strcmp(argv[arg], "--stages") == 0)
       stages = true;
+    else if (argv[arg][0] == '-')
+      unknown = true;
     else
       paths.push_back(argv[arg]);
   }
-  if (paths.empty()) {
+  if (unknown || paths.empty()) {
     std::fprintf(stderr,
                  "usage: lethe-bench-chain-model [--stages] problem.json...\n");
     return 2;

@@ -8,8 +8,14 @@
 // solve time and its overhead (simulated time over unplanned time) at
 // budgets of 0.8, 0.6 and 0.4 of the unplanned peak. Not a test.
 //
+// Usage: lethe-bench-greedy [--forward=100,1000,5000,10000]
+//          [--budgets=0.8,0.6,0.4] [--link=BYTES_PER_SECOND] [--chain]
+// (--link: both ways, default 25e9; --chain: random chains instead of
+// random training DAGs).
+//
 //===----------------------------------------------------------------------===//
 
+#include "BenchOptions.h"
 #include "lethe/Planning/GraphGenerators.h"
 #include "lethe/Planning/Schedule.h"
 #include "lethe/Planning/Strategies.h"
@@ -17,39 +23,40 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 using namespace lethe::planning;
 
 int main(int argc, char **argv) {
-  // Arguments: forward node counts, `link=BYTES_PER_SECOND` (both ways,
-  // default 25e9), `chain` for random chains instead of DAGs, and
-  // `budgets=a,b,...` as fractions of the unplanned peak.
-  std::vector<int> sizes;
+  using namespace lethe::bench;
+  std::vector<int> sizes = {100, 1000, 5000, 10000};
   std::vector<double> fractions = {0.8, 0.6, 0.4};
-  double link = 25e9;
+  std::vector<double> link = {25e9};
   bool chain = false;
   for (int i = 1; i < argc; ++i) {
-    std::string argument = argv[i];
-    if (argument.rfind("link=", 0) == 0)
-      link = std::atof(argument.c_str() + 5);
-    else if (argument == "chain")
-      chain = true;
-    else if (argument.rfind("budgets=", 0) == 0) {
-      fractions.clear();
-      for (size_t at = 8; at < argument.size();) {
-        size_t comma = argument.find(',', at);
-        if (comma == std::string::npos)
-          comma = argument.size();
-        fractions.push_back(std::atof(argument.substr(at, comma - at).c_str()));
-        at = comma + 1;
-      }
-    } else
-      sizes.push_back(std::atoi(argument.c_str()));
+    const char *arg = argv[i];
+    const char *text = nullptr;
+    bool parsed = false;
+    if ((text = flagValue(arg, "--forward")))
+      parsed = parseIntegerList(text, sizes, 1, 1 << 24);
+    else if ((text = flagValue(arg, "--budgets")))
+      parsed = parseNumberList(text, fractions, 1e-9, 1);
+    else if ((text = flagValue(arg, "--link")))
+      parsed = parseNumberList(text, link, 1, 1e15) && link.size() == 1;
+    else if (std::strcmp(arg, "--chain") == 0)
+      parsed = chain = true;
+    if (!parsed) {
+      std::fprintf(stderr,
+                   "usage: %s [--forward=100,1000,5000,10000] "
+                   "[--budgets=0.8,0.6,0.4] [--link=BYTES_PER_SECOND] "
+                   "[--chain]\n",
+                   argv[0]);
+      return 2;
+    }
   }
-  if (sizes.empty())
-    sizes = {100, 1000, 5000, 10000};
-  std::printf("link %.3g B/s, %s\n", link, chain ? "chains" : "training DAGs");
+  std::printf("link %.3g B/s, %s\n", link[0],
+              chain ? "chains" : "training DAGs");
   std::printf("%8s %8s %6s %10s %10s %9s %12s %12s\n", "forward", "nodes",
               "budget", "solve_s", "overhead", "recomp_s", "offload_MiB",
               "peak/budget");
@@ -59,7 +66,7 @@ int main(int argc, char **argv) {
           makeProblem(chain ? makeRandomChain(forward, 42)
                             : makeRandomTrainingDag(forward, 42),
                       fraction);
-      problem.link = {link, link, 10e-6};
+      problem.link = {link[0], link[0], 10e-6};
       SimulationResult unplanned =
           simulate(problem, makeUnplannedSchedule(problem.graph));
       Plan plan;
@@ -83,6 +90,8 @@ int main(int argc, char **argv) {
                   static_cast<double>(result.peakBytes) /
                       static_cast<double>(problem.budgetBytes),
                   result.valid ? "" : "  INVALID");
+      if (!result.valid || result.peakBytes > problem.budgetBytes)
+        return 1; // a broken plan is a bug in Lethe
     }
   }
   return 0;
