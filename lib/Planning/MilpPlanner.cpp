@@ -752,28 +752,58 @@ struct SolveResult {
   std::vector<double> solution;
 };
 
+/// How long past the deadline a solve of the search's own solver may run
+/// (see ClpDeadline).
+constexpr std::chrono::seconds kSearchGrace(1);
+
+/// The deadline of one solve, shared by the handlers below and their
+/// clones (CBC copies the solver, handlers included, for its heuristics).
+struct SolveDeadline {
+  Clock::time_point at;
+  /// The search, once it exists: its solver is the one whose solves decide
+  /// its bound.
+  const CbcModel *search = nullptr;
+  /// Whether a solve of the search's own solver was stopped. CBC may then
+  /// have pruned a node on an unfinished LP, so its bound and any proof of
+  /// optimality or infeasibility no longer hold. A stopped solve of a
+  /// heuristic's copy only costs that heuristic its solution.
+  bool searchCutShort = false;
+};
+
 /// Stops every simplex solve of CBC's (its nodes', its heuristics', the
 /// one it starts with) once the deadline has passed. CBC checks its own
 /// time limit only between such solves, and one of them takes tens of
 /// seconds on a model of 300 nodes, so without this the time limit was
-/// overrun by half. Clones (CBC copies the solver for its heuristics) share
-/// `cutShort`, which says that some solve was stopped: what CBC concludes
-/// after that (a bound, infeasibility) may rest on an unfinished LP.
+/// overrun by half. The search's own solves get a grace of
+/// kSearchGrace, in which CBC usually stops cleanly at its next
+/// node (CbcDeadline) and keeps its bound.
 class ClpDeadline : public ClpEventHandler {
 public:
-  ClpDeadline(Clock::time_point deadline, bool *cutShort)
-      : deadline(deadline), cutShort(cutShort) {}
+  explicit ClpDeadline(SolveDeadline *deadline) : deadline(deadline) {}
   int event(Event whichEvent) override {
-    if (whichEvent != endOfIteration || Clock::now() < deadline)
+    if (whichEvent != endOfIteration)
+      return -1;
+    Clock::time_point now = Clock::now();
+    if (now < deadline->at)
       return -1; // go on
-    *cutShort = true;
+    // Each solver holds its own clone of the handler: this one is the
+    // search's when the search's solver holds it.
+    auto *solver =
+        deadline->search
+            ? dynamic_cast<OsiClpSolverInterface *>(deadline->search->solver())
+            : nullptr;
+    bool ofSearch = !solver || solver->getModelPtr()->eventHandler() == this;
+    if (ofSearch) {
+      if (now < deadline->at + kSearchGrace)
+        return -1;
+      deadline->searchCutShort = true;
+    }
     return 0; // stop this solve
   }
   ClpEventHandler *clone() const override { return new ClpDeadline(*this); }
 
 private:
-  Clock::time_point deadline;
-  bool *cutShort;
+  SolveDeadline *deadline;
 };
 
 /// Stops CBC at its next event (a node, a heuristic's pass, a solution)
@@ -796,8 +826,8 @@ private:
 
 /// Solves `program` with CBC within `seconds` of wall time, starting from
 /// `incumbent` when it is not empty. Nothing is printed.
-/// Returns within about a second of the deadline (measured on 300-node
-/// generated steps: the last simplex iteration, CBC's clean-up).
+/// Returns within about a second of the deadline (kSearchGrace, then the
+/// last simplex iteration and CBC's clean-up).
 SolveResult solveWithCbc(const LinearProgram &program,
                          const std::vector<double> &incumbent,
                          double incumbentObjective, double seconds) {
@@ -839,11 +869,12 @@ SolveResult solveWithCbc(const LinearProgram &program,
   if (Clock::now() >= deadline)
     return result;
   solver.getModelPtr()->setMaximumWallSeconds(-1);
-  bool cutShort = false;
-  ClpDeadline clpDeadline(deadline, &cutShort);
+  SolveDeadline shared{deadline};
+  ClpDeadline clpDeadline(&shared);
   solver.getModelPtr()->passInEventHandler(&clpDeadline);
 
   CbcModel model(solver);
+  shared.search = &model;
   CbcDeadline cbcDeadline(deadline);
   model.passInEventHandler(&cbcDeadline);
   model.setLogLevel(0);
@@ -900,9 +931,10 @@ SolveResult solveWithCbc(const LinearProgram &program,
     model.branchAndBound();
   }
 
-  // After a stopped solve, CBC may take the unfinished LP for an infeasible
-  // node: keep the root's bound then, and no proof of infeasibility.
-  bool trusted = !cutShort && left > 0;
+  // After a stopped solve of its own, the search may have taken the
+  // unfinished LP for an infeasible node: keep the root's bound then, and
+  // no proof of optimality or infeasibility.
+  bool trusted = !shared.searchCutShort && left > 0;
   result.infeasible = trusted && model.isProvenInfeasible();
   if (trusted)
     result.bound = std::max(result.bound, model.getBestPossibleObjValue());
