@@ -7,7 +7,8 @@
 //   lethec MODEL.onnx|MODEL.mlir [--loss "output=logits kind=..."]
 //          [--optimizer "kind=adam lr=0.01"] [--budget 6GiB|0.5]
 //          [--strategy auto] [--profile h100] [--time-limit 60]
-//          [--measured PROFILE.json] [--target cpu|cuda] [--save-temps] -o NAME
+//          [--measured PROFILE.json] [--target cpu|cuda]
+//          [--input-shape NAME=D0xD1x...] [--save-temps] -o NAME
 //
 // Import, training step (loss, autodiff, optimizer), memory plan
 // (plan, materialize, verify), static arena, lowering to runtime calls
@@ -20,9 +21,11 @@
 // default, whatever the target). --loss and --optimizer take the option
 // strings of --lethe-add-loss and --lethe-add-optimizer, --budget and
 // --strategy the values of --lethe-plan-memory; --measured plans with the op
-// times an executable of the same step measured (its --profile). A .mlir
-// input that already is a training step (a result marked lethe.loss) skips
-// the loss, autodiff and optimizer.
+// times an executable of the same step measured (its --profile);
+// `--optimizer none` and `--budget none` are the same as leaving them out.
+// --input-shape fixes an ONNX input's free dimensions (a dynamic batch). A
+// .mlir input that already is a training step (a result marked lethe.loss)
+// skips the loss, autodiff and optimizer.
 // --save-temps keeps every stage: NAME.import.mlir, NAME.train.mlir,
 // NAME.planned.mlir, NAME.llvm.mlir, NAME.ll, NAME.o and NAME.manifest.json.
 // Errors are one line, exit 1, and leave no output files.
@@ -81,9 +84,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace mlir;
@@ -141,6 +146,11 @@ cl::opt<std::string> targetOption(
              "cuda (one NVIDIA GPU; where lethec was built with "
              "LETHE_ENABLE_CUDA)"),
     cl::cat(lethecCategory));
+cl::list<std::string> inputShapeOption(
+    "input-shape",
+    cl::desc("Fixes the free dimensions of an ONNX input (a dynamic batch, "
+             "say), as lethe-translate's: NAME=D0xD1x... (repeatable)"),
+    cl::value_desc("NAME=D0xD1x..."), cl::cat(lethecCategory));
 cl::opt<bool> saveTemps("save-temps",
                         cl::desc("Keep every stage's output beside NAME"),
                         cl::cat(lethecCategory));
@@ -244,7 +254,8 @@ bool writeModule(ModuleOp module, StringRef path, Outputs &outputs,
   return writeFile(path, text, outputs, error);
 }
 
-/// Runs `pipeline` (a textual pass pipeline on the module).
+/// Runs `pipeline` (a textual pass pipeline on the module, written here:
+/// what users give goes through setPassOptions).
 LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
   PassManager passes(module.getContext());
   std::string message;
@@ -254,6 +265,96 @@ LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
     return failure();
   }
   return passes.run(module);
+}
+
+/// Sets `pass`'s options from `text`, the option string the user gave with
+/// `flag`; false with a one-line `error` when they do not parse. MLIR's
+/// option parser prints some complaints itself, over several lines: they
+/// are caught from stderr and folded into the error.
+bool setPassOptions(Pass &pass, StringRef flag, StringRef text,
+                    std::string &error) {
+  auto reject = [&](StringRef why) {
+    error = flag.str() + " '" + text.str() + "': " + why.str() + "; give " +
+            pass.getArgument().str() +
+            "'s options as NAME=VALUE separated by spaces (lethe-opt "
+            "--help lists them)";
+    return false;
+  };
+  // A brace or quote would end or nest the option string in a pipeline.
+  if (text.find_first_of("{}'\"") != StringRef::npos)
+    return reject("braces and quotes are not allowed");
+  std::string handled;
+  llvm::errs().flush();
+  std::FILE *capture = std::tmpfile();
+  int saved = capture ? dup(STDERR_FILENO) : -1;
+  if (saved >= 0)
+    dup2(fileno(capture), STDERR_FILENO);
+  LogicalResult parsed =
+      pass.initializeOptions(text, [&](const llvm::Twine &message) {
+        handled = message.str();
+        return failure();
+      });
+  std::string printed;
+  if (saved >= 0) {
+    llvm::errs().flush();
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    std::rewind(capture);
+    char chunk[512];
+    while (size_t length = std::fread(chunk, 1, sizeof(chunk), capture))
+      printed.append(chunk, length);
+  }
+  if (capture)
+    std::fclose(capture);
+  if (succeeded(parsed))
+    return true;
+  // One clause per line said, without the parsers' own prefixes.
+  std::string said = printed + "\n" + handled;
+  SmallVector<StringRef> lines, clauses;
+  StringRef(said).split(lines, '\n');
+  for (StringRef line : lines) {
+    line = line.trim();
+    for (StringRef prefix : {"lethec:", "<Pass-Options-Parser>:"})
+      line.consume_front(prefix);
+    line = line.trim().rtrim('!');
+    if (!line.empty() && !line.starts_with("failed to add"))
+      clauses.push_back(line);
+  }
+  return reject(clauses.empty() ? "the options do not parse"
+                                : llvm::join(clauses, "; "));
+}
+
+/// Prints `diagnostic` on one line: its file position, if it has one, its
+/// severity and message, and its notes after it.
+void printDiagnostic(Diagnostic &diagnostic) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto position =
+          diagnostic.getLocation()->findInstanceOf<FileLineColLoc>())
+    os << position.getFilename().getValue() << ":" << position.getLine() << ":"
+       << position.getColumn() << ": ";
+  else
+    os << "lethec: ";
+  switch (diagnostic.getSeverity()) {
+  case DiagnosticSeverity::Error:
+    os << "error: ";
+    break;
+  case DiagnosticSeverity::Warning:
+    os << "warning: ";
+    break;
+  case DiagnosticSeverity::Note:
+    os << "note: ";
+    break;
+  case DiagnosticSeverity::Remark:
+    os << "remark: ";
+    break;
+  }
+  os << diagnostic;
+  for (Diagnostic &note : diagnostic.getNotes())
+    os << " (note: " << note << ")";
+  // A message of several lines (a parser's) stays one line.
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  llvm::errs() << text << "\n";
 }
 
 /// The runtime's name of an element type ("" if it has none).
@@ -585,6 +686,27 @@ int main(int argc, char **argv) {
   if (extension != ".onnx" && extension != ".mlir")
     return fail("'" + inputPath +
                 "' is neither an ONNX model (.onnx) nor lethe IR (.mlir)");
+  ImportONNXOptions importOptions;
+  for (const std::string &shape : inputShapeOption) {
+    if (extension != ".onnx")
+      return fail("--input-shape applies to ONNX models; '" + inputPath +
+                  "' is lethe IR, whose shapes are fixed already");
+    std::string shapeError = parseInputShape(shape, importOptions);
+    if (!shapeError.empty())
+      return fail(shapeError);
+  }
+  // Checked before anything is computed, and before the linker says it
+  // in three lines of its own.
+  StringRef outputDirectory = llvm::sys::path::parent_path(outputName);
+  if (!outputDirectory.empty() && !llvm::sys::fs::is_directory(outputDirectory))
+    return fail("cannot write '" + outputName + "': there is no directory '" +
+                outputDirectory + "'");
+  if (llvm::sys::fs::is_directory(outputName))
+    return fail("cannot write '" + outputName +
+                "': it is a directory; give -o the executable's path");
+  // "none" turns the optimizer (gradients only) or the plan off.
+  bool withOptimizer = !optimizerOption.empty() && optimizerOption != "none";
+  bool withPlan = !budgetOption.empty() && budgetOption != "none";
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -594,7 +716,12 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  // One line per diagnostic (not the source line and caret of mlir-opt's):
+  // lethec's errors are one line.
+  ScopedDiagnosticHandler diagnostics(&context, [](Diagnostic &diagnostic) {
+    printDiagnostic(diagnostic);
+    return success();
+  });
 
   auto buffer = llvm::MemoryBuffer::getFile(inputPath, /*IsText=*/false);
   if (!buffer)
@@ -602,7 +729,7 @@ int main(int argc, char **argv) {
                 "': " + buffer.getError().message());
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
-      extension == ".onnx" ? importONNX(sourceMgr, &context)
+      extension == ".onnx" ? importONNX(sourceMgr, &context, importOptions)
                            : parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
@@ -633,10 +760,19 @@ int main(int argc, char **argv) {
       return fail("'" + inputPath +
                   "' is a model, not a training step: give the loss, e.g. "
                   "--loss \"output=logits kind=softmax_cross_entropy\"");
-    std::string pipeline = "lethe-add-loss{" + lossOption + "},lethe-autodiff";
-    if (!optimizerOption.empty())
-      pipeline += ",lethe-add-optimizer{" + optimizerOption + "}";
-    if (failed(runPipeline(*module, pipeline)))
+    PassManager passes(&context);
+    std::unique_ptr<Pass> addLoss = createAddLossPass();
+    if (!setPassOptions(*addLoss, "--loss", lossOption, error))
+      return fail(error);
+    passes.addPass(std::move(addLoss));
+    passes.addPass(createAutodiffPass());
+    if (withOptimizer) {
+      std::unique_ptr<Pass> addOptimizer = createAddOptimizerPass();
+      if (!setPassOptions(*addOptimizer, "--optimizer", optimizerOption, error))
+        return fail(error);
+      passes.addPass(std::move(addOptimizer));
+    }
+    if (failed(passes.run(*module)))
       return 1;
   } else if (!lossOption.empty() || !optimizerOption.empty()) {
     return fail("'" + inputPath +
@@ -660,15 +796,24 @@ int main(int argc, char **argv) {
   }
 
   // The memory plan and the arena.
-  std::string planning;
-  if (!budgetOption.empty())
-    planning = "lethe-plan-memory{budget=" + budgetOption +
-               " strategy=" + strategyOption + " profile=" + profileOption +
-               " time-limit=" + std::to_string(timeLimitOption) +
-               (measuredOption.empty() ? "" : " measured=" + measuredOption) +
-               "},func.func(lethe-materialize-plan,lethe-verify-plan),";
-  planning += "func.func(lethe-assign-arena)";
-  if (failed(runPipeline(*module, planning)))
+  // The plan's options are set, not written into a pipeline, so that no
+  // value (a profile's path with a space, say) can be read as another.
+  if (withPlan) {
+    PassManager passes(&context);
+    PlanMemoryPassOptions options;
+    options.budget = budgetOption;
+    options.strategy = strategyOption;
+    options.profile = profileOption;
+    options.timeLimit = timeLimitOption;
+    options.measured = measuredOption;
+    passes.addPass(createPlanMemoryPass(options));
+    if (failed(passes.run(*module)))
+      return 1;
+  }
+  if (failed(runPipeline(*module, withPlan ? "func.func(lethe-materialize-plan,"
+                                             "lethe-verify-plan,lethe-assign-"
+                                             "arena)"
+                                           : "func.func(lethe-assign-arena)")))
     return 1;
   if (!save(".planned.mlir"))
     return fail(error);
@@ -735,21 +880,23 @@ int main(int argc, char **argv) {
   if (!writeFile(objectPath, StringRef(object->data(), object->size()), outputs,
                  error))
     return fail(error);
-  // Linked beside NAME and renamed, so that a failed link leaves an
-  // existing NAME alone.
+  // Both written beside their names and renamed once both are there, so
+  // that a failure leaves an existing NAME and NAME.weights alone.
   std::string linked = outputName + ".lethec-link";
   outputs.paths.push_back(linked);
   if (!linkExecutable(objectPath, linked, *target, error))
     return fail(error);
-  if (std::error_code code = llvm::sys::fs::rename(linked, outputName))
-    return fail("cannot write '" + outputName + "': " + code.message());
-  outputs.paths.push_back(outputName);
   if (!saveTemps)
     llvm::sys::fs::remove(objectPath);
   std::string weightsPath = outputName + ".weights";
-  outputs.paths.push_back(weightsPath);
-  if (!::lethe::driver::writeWeightsFile(weightsPath, weights, error))
+  std::string weightsWritten = weightsPath + ".lethec-new";
+  if (!::lethe::driver::writeWeightsFile(weightsWritten, weights, error))
     return fail(error);
+  outputs.paths.push_back(weightsWritten);
+  for (auto [from, to] : {std::pair(weightsWritten, weightsPath),
+                          std::pair(linked, outputName.getValue())})
+    if (std::error_code code = llvm::sys::fs::rename(from, to))
+      return fail("cannot write '" + to + "': " + code.message());
   outputs.keep = true;
 
   // The summary.
@@ -767,8 +914,7 @@ int main(int argc, char **argv) {
                << llvm::format("%.1f", seconds) << " s\n";
   llvm::outs() << "  model      " << parameters << " trainable parameters ("
                << formatShort(parameterBytes) << ")"
-               << (optimizerOption.empty() ? "" : ", " + optimizerOption)
-               << "\n";
+               << (withOptimizer ? ", " + optimizerOption : "") << "\n";
   if (budget >= 0)
     llvm::outs() << "  budget     " << formatShort(budget) << " ("
                  << budgetOption << ")\n";
