@@ -758,9 +758,10 @@ std::optional<Failure> Run::writeOutputs() {
         makeProfile(manifest, options.steps, opSeconds, opCalls, totalSeconds));
   if (options.tracePath)
     files.emplace_back(*options.tracePath, makeTrace(manifest, lastStep));
-  for (const auto &[path, bytes] : files)
-    if (!writeFileAtomically(path, bytes, error))
-      return Failure{error};
+  // All or none: an unwritable --profile must not leave --save-weights'
+  // file behind.
+  if (!writeFilesAtomically(files, error))
+    return Failure{error};
   return std::nullopt;
 }
 

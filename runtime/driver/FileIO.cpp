@@ -40,10 +40,12 @@ bool lethe::driver::readWholeFile(const std::string &path, std::string &bytes,
   return true;
 }
 
-bool lethe::driver::writeFileAtomically(const std::string &path,
-                                        const std::string &bytes,
-                                        std::string &error) {
-  std::string temporary = path + ".tmp";
+namespace {
+
+/// Writes `bytes` to `temporary`; false with an error naming `path` (the
+/// file meant) when it cannot, the temporary removed.
+bool writeTemporary(const std::string &path, const std::string &temporary,
+                    const std::string &bytes, std::string &error) {
   std::FILE *file = std::fopen(temporary.c_str(), "wb");
   if (!file) {
     error = "cannot write '" + path + "': " + std::strerror(errno);
@@ -60,11 +62,40 @@ bool lethe::driver::writeFileAtomically(const std::string &path,
     error = "cannot write '" + path + "': " + std::strerror(savedErrno);
     return false;
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    savedErrno = errno;
-    std::remove(temporary.c_str());
-    error = "cannot write '" + path + "': " + std::strerror(savedErrno);
-    return false;
+  return true;
+}
+
+} // namespace
+
+bool lethe::driver::writeFileAtomically(const std::string &path,
+                                        const std::string &bytes,
+                                        std::string &error) {
+  return writeFilesAtomically({{path, bytes}}, error);
+}
+
+bool lethe::driver::writeFilesAtomically(
+    const std::vector<std::pair<std::string, std::string>> &files,
+    std::string &error) {
+  for (size_t index = 0; index < files.size(); ++index) {
+    const auto &[path, bytes] = files[index];
+    if (!writeTemporary(path, path + ".tmp", bytes, error)) {
+      for (size_t written = 0; written < index; ++written)
+        std::remove((files[written].first + ".tmp").c_str());
+      return false;
+    }
+  }
+  // Renames do not fail for want of space; one that fails for another
+  // reason (the path became a directory) leaves the earlier ones done.
+  for (size_t index = 0; index < files.size(); ++index) {
+    const std::string &path = files[index].first;
+    std::string temporary = path + ".tmp";
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+      int savedErrno = errno;
+      for (size_t left = index; left < files.size(); ++left)
+        std::remove((files[left].first + ".tmp").c_str());
+      error = "cannot write '" + path + "': " + std::strerror(savedErrno);
+      return false;
+    }
   }
   return true;
 }

@@ -14,6 +14,8 @@
 #define LETHE_DRIVER_FILEIO_H
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace lethe::driver {
 
@@ -26,6 +28,14 @@ bool readWholeFile(const std::string &path, std::string &bytes,
 /// one-line `error`, when it cannot (the temporary is removed).
 bool writeFileAtomically(const std::string &path, const std::string &bytes,
                          std::string &error);
+
+/// Writes every (path, bytes) of `files` all or nothing: each to its
+/// `path`.tmp first, then renames them all once all are written; false,
+/// with a one-line `error`, when one cannot be written (the temporaries are
+/// removed, and no path is touched).
+bool writeFilesAtomically(
+    const std::vector<std::pair<std::string, std::string>> &files,
+    std::string &error);
 
 } // namespace lethe::driver
 

@@ -337,6 +337,12 @@ int main(int argc, char **argv) {
   if (!file)
     return fail(error);
   file->os() << output;
+  file->os().flush(); // not close(): "-" is stdout
+  if (file->os().has_error()) {
+    std::string why = file->os().error().message();
+    file->os().clear_error();
+    return fail("cannot write '" + outputPath + "': " + why);
+  }
   file->keep();
   return 0;
 }

@@ -177,6 +177,12 @@ static bool writeTensor(StringRef path, const HostTensor &tensor,
   std::string serialized;
   proto.SerializeToString(&serialized);
   os << serialized;
+  os.close();
+  if (os.has_error()) {
+    error = "cannot write '" + path.str() + "': " + os.error().message();
+    os.clear_error();
+    return false;
+  }
   return true;
 }
 
@@ -370,27 +376,39 @@ int main(int argc, char **argv) {
     peakBytes = interpreter.getPeakBytes();
   }
 
+  // Every expected output is read before an output is written, so that a
+  // missing one leaves no dumps behind.
+  std::vector<HostTensor> expectedOutputs;
+  for (auto [index, result] : llvm::enumerate(results)) {
+    if (expectFrom.empty())
+      break;
+    SmallString<256> path(expectFrom.getValue());
+    llvm::sys::path::append(path, "output_" + std::to_string(index) + ".pb");
+    FailureOr<HostTensor> expected =
+        readTensor(path, result.getType(), errorMessage);
+    if (failed(expected))
+      return fail(errorMessage);
+    expectedOutputs.push_back(std::move(*expected));
+  }
+  for (auto [index, result] : llvm::enumerate(results)) {
+    if (dumpOutputs.empty())
+      break;
+    SmallString<256> path(dumpOutputs.getValue());
+    llvm::sys::fs::create_directories(path);
+    llvm::sys::path::append(path, "output_" + std::to_string(index) + ".pb");
+    if (!writeTensor(path, result, errorMessage))
+      return fail(errorMessage);
+  }
+
   bool allMatch = true;
   for (auto [index, result] : llvm::enumerate(results)) {
     std::string name = "output_" + std::to_string(index);
-    if (!dumpOutputs.empty()) {
-      SmallString<256> path(dumpOutputs.getValue());
-      llvm::sys::fs::create_directories(path);
-      llvm::sys::path::append(path, name + ".pb");
-      if (!writeTensor(path, result, errorMessage))
-        return fail(errorMessage);
-    }
     if (expectFrom.empty()) {
       if (!steps.getNumOccurrences())
         llvm::outs() << name << ": " << result.getType() << "\n";
       continue;
     }
-    SmallString<256> path(expectFrom.getValue());
-    llvm::sys::path::append(path, name + ".pb");
-    FailureOr<HostTensor> expected =
-        readTensor(path, result.getType(), errorMessage);
-    if (failed(expected))
-      return fail(errorMessage);
+    const HostTensor *expected = &expectedOutputs[index];
     double maxAbs = 0, maxRel = 0;
     int64_t mismatches = 0, count = result.getType().getNumElements();
     // Integers (and booleans) must match exactly: compare their bits, since

@@ -468,6 +468,15 @@ TEST_F(DriverTest, RuntimeErrorStopsTraining) {
 TEST_F(DriverTest, UnwritableOutputIsAnError) {
   expectError("--save-weights nodir/out.weights",
               "cannot write 'nodir/out.weights': No such file or directory");
+  // The outputs are written all or none: the weights, which could be
+  // written, are not left behind by the profile, which cannot.
+  expectError("--save-weights ok.weights --trace ok.json --profile "
+              "nodir/profile.json",
+              "cannot write 'nodir/profile.json': No such file or directory",
+              {"ok.weights", "ok.json"});
+  expectError("--save-weights ok.weights --trace nodir/trace.json",
+              "cannot write 'nodir/trace.json': No such file or directory",
+              {"ok.weights"});
 }
 
 /// Runs the driver in process on `manifest`.

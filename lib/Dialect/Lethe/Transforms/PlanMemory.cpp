@@ -37,18 +37,36 @@ using namespace mlir::lethe;
 
 namespace {
 
-/// Writes `text` to `path`; emits an error at `function` on failure.
-LogicalResult writeFile(func::FuncOp function, StringRef path, StringRef text) {
-  std::error_code errorCode;
-  llvm::raw_fd_ostream file(path, errorCode, llvm::sys::fs::OF_Text);
-  if (!errorCode) {
-    file << text;
-    file.close();
-    errorCode = file.error();
-  }
-  if (errorCode)
+/// Writes every (path, text) of `files`, all or none: each to a temporary
+/// beside its path, renamed once all are written. Emits an error at
+/// `function` naming the file that cannot be written.
+LogicalResult writeFiles(func::FuncOp function,
+                         ArrayRef<std::pair<std::string, std::string>> files) {
+  std::vector<llvm::sys::fs::TempFile> temporaries;
+  auto fail = [&](StringRef path, StringRef why) {
+    for (llvm::sys::fs::TempFile &temporary : temporaries)
+      llvm::consumeError(temporary.discard());
     return emitError(function.getLoc(), "lethe-plan-memory: cannot write ")
-           << path << ": " << errorCode.message();
+           << path << ": " << why;
+  };
+  for (const auto &[path, text] : files) {
+    llvm::Expected<llvm::sys::fs::TempFile> temporary =
+        llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
+    if (!temporary)
+      return fail(path, llvm::toString(temporary.takeError()));
+    temporaries.push_back(std::move(*temporary));
+    llvm::raw_fd_ostream os(temporaries.back().FD, /*shouldClose=*/false);
+    os << text;
+    os.flush();
+    if (os.has_error()) {
+      std::string why = os.error().message();
+      os.clear_error();
+      return fail(path, why);
+    }
+  }
+  for (size_t index = 0; index < files.size(); ++index)
+    if (llvm::Error error = temporaries[index].keep(files[index].first))
+      return fail(files[index].first, llvm::toString(std::move(error)));
   return success();
 }
 
@@ -151,13 +169,13 @@ struct PlanMemoryPass
       }
     }
 
-    if (!planOut.empty() &&
-        failed(writeFile(func, planOut,
-                         planning::writePlanJson(problem, result.plan))))
-      return signalPassFailure();
-    if (!problemOut.empty() &&
-        failed(
-            writeFile(func, problemOut, planning::writeProblemJson(problem))))
+    std::vector<std::pair<std::string, std::string>> files;
+    if (!planOut.empty())
+      files.emplace_back(planOut,
+                         planning::writePlanJson(problem, result.plan));
+    if (!problemOut.empty())
+      files.emplace_back(problemOut, planning::writeProblemJson(problem));
+    if (failed(writeFiles(func, files)))
       return signalPassFailure();
 
     func->setAttr(kPlanAttr,
