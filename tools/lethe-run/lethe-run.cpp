@@ -228,6 +228,16 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(argc, argv, "Lethe reference interpreter\n");
+  // A negative (or NaN) tolerance fails every comparison, and a negative
+  // seed read as "no --random-inputs": both are mistakes to say.
+  if (!(relativeTolerance >= 0) || !(absoluteTolerance >= 0))
+    return fail(llvm::formatv("--rtol and --atol are tolerances >= 0, not {0}",
+                              !(relativeTolerance >= 0)
+                                  ? relativeTolerance.getValue()
+                                  : absoluteTolerance.getValue()));
+  if (randomInputs.getNumOccurrences() && randomInputs < 0)
+    return fail("--random-inputs takes a seed >= 0, not " +
+                llvm::Twine(static_cast<int64_t>(randomInputs)));
 
   DialectRegistry registry;
   registerAllDialects(registry);
