@@ -159,7 +159,10 @@ func::FuncOp pickFunction(ModuleOp module, std::string &error) {
   for (func::FuncOp function : functions)
     if (function.getName() == "train_step")
       return function;
-  error = functions.empty() ? "no function with a body in " + inputPath
+  error = functions.empty() ? "no function with a body in " + inputPath +
+                                  "; give the IR of a step (lethe-translate "
+                                  "--import-onnx, then lethe-opt "
+                                  "--lethe-training-pipeline)"
                             : "more than one function in " + inputPath + " (" +
                                   names + "); pick one with --func";
   return nullptr;
@@ -294,8 +297,10 @@ int main(int argc, char **argv) {
   }
 
   Source source;
+  // JSON (an object, or anything else that is not IR) is a plan file.
   StringRef trimmed = StringRef(*text).ltrim();
-  if (trimmed.starts_with("{")) {
+  bool isPlanFile = trimmed.starts_with("{") || trimmed.starts_with("[");
+  if (isPlanFile) {
     if (!loadPlanFile(*text, source, error))
       return fail(error);
   } else {
@@ -318,7 +323,9 @@ int main(int argc, char **argv) {
   planning::MemoryTimeline timeline;
   if (!planning::buildTimeline(source.problem, source.schedule, source.info,
                                timeline, error))
-    return fail(error);
+    return fail(isPlanFile ? "plan " + inputPath + ": " + error +
+                                 "; plan again and write it with plan-out="
+                           : error);
   std::string output;
   if (format == "summary")
     output = planning::writeTimelineSummary(source.problem, timeline);

@@ -264,8 +264,14 @@ int main(int argc, char **argv) {
       candidates.push_back(candidate);
   if (!entryName.empty()) {
     function = module->lookupSymbol<func::FuncOp>(entryName);
-    if (!function)
-      return fail("no function @" + entryName + " in '" + inputFile + "'");
+    if (!function) {
+      std::string names;
+      for (func::FuncOp candidate : candidates)
+        names += (names.empty() ? "@" : ", @") + candidate.getName().str();
+      return fail("no function @" + entryName + " in '" + inputFile + "'" +
+                  (names.empty() ? "; it has none with a body"
+                                 : "; its functions are " + names));
+    }
   } else if (candidates.size() == 1) {
     function = candidates.front();
   } else {

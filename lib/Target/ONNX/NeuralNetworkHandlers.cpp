@@ -54,13 +54,15 @@ FailureOr<Window> getWindow(NodeImporter &node, ArrayRef<int64_t> inputShape,
     return window;
   }
   if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
-    return node.emitError() << "unknown auto_pad '" << autoPad << "'";
+    return node.emitError() << "unknown auto_pad '" << autoPad
+                            << "' (NOTSET, VALID, SAME_UPPER or SAME_LOWER)";
   // SAME: output = ceil(input / stride); the padding needed for that is
   // split evenly, the odd one at the end (UPPER) or the beginning (LOWER).
   for (int64_t dim = 0; dim < rank; ++dim) {
     int64_t input = inputShape[dim], stride = window.strides[dim];
     if (stride <= 0)
-      return node.emitError() << "strides must be positive";
+      return node.emitError() << "strides must be positive, got " << stride
+                              << " in dimension " << dim;
     int64_t output = (input + stride - 1) / stride;
     int64_t extent = (window.kernel[dim] - 1) * window.dilations[dim] + 1;
     int64_t total =

@@ -505,7 +505,10 @@ FailureOr<int64_t> mlir::lethe::parseBudget(StringRef text,
                      ? value * static_cast<double>(unplannedPeak)
                      : value * *scale;
   if (bytes >= 0x1p62) {
-    error = ("budget '" + text + "' is too large").str();
+    error = ("budget '" + text +
+             "' is too large (the most is 4 EiB); give the device's memory "
+             "or less")
+                .str();
     return failure();
   }
   return static_cast<int64_t>(std::floor(bytes));
