@@ -100,11 +100,12 @@ namespace {
 
 cl::OptionCategory lethecCategory("lethec options");
 
-cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+// Neither is cl::Required, whose messages take two or three lines: main
+// says what is missing in one.
+cl::opt<std::string> inputPath(cl::Positional,
                                cl::desc("<MODEL.onnx or MODEL.mlir>"),
                                cl::cat(lethecCategory));
-cl::opt<std::string> outputName("o", cl::Required,
-                                cl::desc("The executable to write"),
+cl::opt<std::string> outputName("o", cl::desc("The executable to write"),
                                 cl::value_desc("NAME"),
                                 cl::cat(lethecCategory));
 cl::opt<std::string>
@@ -678,6 +679,11 @@ int main(int argc, char **argv) {
       "memory budget\n");
   auto start = std::chrono::steady_clock::now();
 
+  if (inputPath.empty())
+    return fail("give the model to compile: lethec MODEL.onnx|MODEL.mlir "
+                "--loss \"...\" -o NAME (see lethec --help)");
+  if (outputName.empty())
+    return fail("give the executable to write with -o NAME");
   std::string targetError;
   const Target *target = findTarget(targetOption, targetError);
   if (!target)
