@@ -343,9 +343,9 @@ TEST(MilpPlannerTest, AutoReportsNoRecomputeOnlyBoundForOffloadingPlans) {
 
 // The time limit holds where one simplex solve outlasts it: on this step of
 // about 200 nodes, CBC, which checks its limit between solves, overran a
-// 3 s limit by 6 s until every solve was stopped at the deadline. The
-// margin allows for a loaded machine; the plan found by then is valid and
-// within the budget, and its bound (the root LP's) below its time.
+// 3 s limit by 6 s until every solve was stopped at the deadline (8.9 s in
+// all). The margin allows for a loaded machine; the plan found by then is valid
+// and within the budget, and its bound below its time.
 TEST(MilpPlannerTest, ReturnsAtTheTimeLimit) {
   PlanningProblem problem = makeProblem(makeRandomChain(66, 1), 0.8);
   ASSERT_GT(problem.graph.nodes.size(), 190u);
@@ -358,7 +358,9 @@ TEST(MilpPlannerTest, ReturnsAtTheTimeLimit) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  EXPECT_LT(seconds, options.timeLimitSeconds + 2);
+  // The search's own solves may run a second past the deadline
+  // (kSearchGrace); the rest is slack for a loaded machine.
+  EXPECT_LT(seconds, options.timeLimitSeconds + 3);
   SimulationResult result = simulate(problem, plan.schedule);
   ASSERT_TRUE(result.valid) << result.error;
   EXPECT_LE(result.peakBytes, problem.budgetBytes);
