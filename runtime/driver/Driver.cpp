@@ -28,10 +28,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <unistd.h>
 
 using namespace lethe::driver;
@@ -163,6 +165,18 @@ std::optional<Failure> parseOptions(int argc, const char *const *argv,
   if (options.weightsPath && options.randomWeightsSeed)
     return Failure{"--weights and --random-weights exclude each other: read "
                    "the weights from a file or draw them, not both"};
+  // Said before training, not after it.
+  const std::pair<const char *, const std::optional<std::string> *> outputs[] =
+      {{"--save-weights", &options.saveWeightsPath},
+       {"--profile", &options.profilePath},
+       {"--trace", &options.tracePath}};
+  for (size_t index = 0; index < std::size(outputs); ++index)
+    for (size_t other = 0; other < index; ++other)
+      if (*outputs[index].second && *outputs[other].second &&
+          **outputs[index].second == **outputs[other].second)
+        return Failure{std::string(outputs[other].first) + " and " +
+                       outputs[index].first + " name the same file '" +
+                       **outputs[index].second + "'; give each its own"};
   return std::nullopt;
 }
 

@@ -477,6 +477,11 @@ TEST_F(DriverTest, UnwritableOutputIsAnError) {
   expectError("--save-weights ok.weights --trace nodir/trace.json",
               "cannot write 'nodir/trace.json': No such file or directory",
               {"ok.weights"});
+  expectError("--save-weights ok.weights --trace same.json --profile "
+              "same.json",
+              "--profile and --trace name the same file 'same.json'; give "
+              "each its own",
+              {"ok.weights", "same.json"});
 }
 
 /// Runs the driver in process on `manifest`.
