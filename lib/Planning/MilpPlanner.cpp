@@ -127,6 +127,28 @@ struct LinearProgram {
 
   int numColumns() const { return static_cast<int>(objective.size()); }
   int numRows() const { return static_cast<int>(rowLower.size()); }
+  /// Whether `solution` is within every bound and row (to `tolerance`) and
+  /// integral where it must be.
+  bool isFeasible(const std::vector<double> &solution,
+                  double tolerance = 1e-9) const {
+    for (int column = 0; column < numColumns(); ++column) {
+      double value = solution[column];
+      if (value < columnLower[column] - tolerance ||
+          value > columnUpper[column] + tolerance ||
+          (isInteger[column] &&
+           std::fabs(value - std::round(value)) > tolerance))
+        return false;
+    }
+    for (int row = 0; row < numRows(); ++row) {
+      double activity = 0;
+      for (int at = rowStarts[row]; at < rowStarts[row + 1]; ++at)
+        activity += rowCoefficients[at] * solution[rowColumns[at]];
+      if (activity < rowLower[row] - tolerance ||
+          activity > rowUpper[row] + tolerance)
+        return false;
+    }
+    return true;
+  }
   int addColumn(double lower, double upper, double cost, bool integer) {
     columnLower.push_back(lower);
     columnUpper.push_back(upper);
@@ -920,9 +942,13 @@ SolveResult solveWithCbc(const LinearProgram &program,
   model.addHeuristic(&local);
   model.addHeuristic(&rins);
 
+  // The incumbent was checked against the program (planMilp): CBC's own
+  // check solves an LP with the integers fixed, seconds on a model of 300
+  // nodes, and near the deadline the handlers stop it and CBC drops the
+  // incumbent as infeasible.
   if (!incumbent.empty())
     model.setBestSolution(incumbent.data(), program.numColumns(),
-                          incumbentObjective, true);
+                          incumbentObjective, /*check=*/false);
   // CBC's own limit, from when its search starts: a second check beside
   // the handlers, which stop it at the deadline itself.
   double left = seconds - secondsSince(start);
@@ -1020,7 +1046,8 @@ bool lethe::planning::planMilp(const PlanningProblem &problem,
       }
       std::vector<double> solution;
       int64_t peak = 0;
-      if (model.encode(normalized, solution, peak)) {
+      if (model.encode(normalized, solution, peak) &&
+          program.isFeasible(solution)) {
         double objective = 0;
         for (int column = 0; column < program.numColumns(); ++column)
           objective += program.objective[column] * solution[column];
