@@ -76,14 +76,6 @@ bool lethe::driver::writeFileAtomically(const std::string &path,
 bool lethe::driver::writeFilesAtomically(
     const std::vector<std::pair<std::string, std::string>> &files,
     std::string &error) {
-  // Two outputs in one file would share its temporary.
-  for (size_t index = 0; index < files.size(); ++index)
-    for (size_t other = 0; other < index; ++other)
-      if (files[other].first == files[index].first) {
-        error = "'" + files[index].first +
-                "' is named for two outputs; give each its own file";
-        return false;
-      }
   for (size_t index = 0; index < files.size(); ++index) {
     const auto &[path, bytes] = files[index];
     if (!writeTemporary(path, path + ".tmp", bytes, error)) {

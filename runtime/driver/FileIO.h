@@ -32,7 +32,8 @@ bool writeFileAtomically(const std::string &path, const std::string &bytes,
 /// Writes every (path, bytes) of `files` all or nothing: each to its
 /// `path`.tmp first, then renames them all once all are written; false,
 /// with a one-line `error`, when one cannot be written (the temporaries are
-/// removed, and no path is touched).
+/// removed, and no path is touched). The paths must differ: two would share
+/// a temporary (the driver refuses such options before training).
 bool writeFilesAtomically(
     const std::vector<std::pair<std::string, std::string>> &files,
     std::string &error);
