@@ -83,7 +83,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <numeric>
