@@ -636,9 +636,10 @@ struct SolveResult {
 /// (see ClpDeadline).
 constexpr std::chrono::seconds kSearchGrace(1);
 
-/// The deadline of one solve, shared by the handlers below and their
-/// clones (CBC copies the solver, handlers included, for its heuristics).
-struct SolveDeadline {
+/// One solve: its deadline and, once the search ends, what the search
+/// found. Shared by the handlers below, their clones (CBC copies the
+/// solver, handlers included, for its heuristics) and noteStage.
+struct CbcSolve {
   Clock::time_point at;
   /// The search, once it exists: its solver is the one whose solves decide
   /// its bound.
@@ -669,7 +670,7 @@ struct SolveDeadline {
 /// node (CbcDeadline) and keeps its bound.
 class ClpDeadline : public ClpEventHandler {
 public:
-  explicit ClpDeadline(SolveDeadline *deadline) : deadline(deadline) {}
+  explicit ClpDeadline(CbcSolve *deadline) : deadline(deadline) {}
   int event(Event whichEvent) override {
     if (whichEvent != endOfIteration)
       return -1;
@@ -697,7 +698,7 @@ public:
   ClpEventHandler *clone() const override { return new ClpDeadline(*this); }
 
 private:
-  SolveDeadline *deadline;
+  CbcSolve *deadline;
 };
 
 /// Stops CBC at its next event (a node, a heuristic's pass, a solution)
@@ -720,7 +721,7 @@ private:
 
 /// The solve in progress on this thread, for noteStage: CbcMain1 takes a
 /// plain function.
-thread_local SolveDeadline *currentSolve = nullptr;
+thread_local CbcSolve *currentSolve = nullptr;
 
 /// CbcMain1's callback at each stage of its run: 3 is right before the
 /// search starts (on a copy of the model it was given), 4 right after it
@@ -728,7 +729,7 @@ thread_local SolveDeadline *currentSolve = nullptr;
 int noteStage(CbcModel *model, int whereFrom) {
   if (!currentSolve)
     return 0;
-  SolveDeadline &solve = *currentSolve;
+  CbcSolve &solve = *currentSolve;
   if (whereFrom == 3)
     solve.search = model;
   if (whereFrom != 4)
@@ -788,7 +789,7 @@ SolveResult solveWithCbc(const LinearProgram &program, double seconds) {
   if (Clock::now() >= deadline)
     return result;
   solver.getModelPtr()->setMaximumWallSeconds(-1);
-  SolveDeadline shared{deadline};
+  CbcSolve shared{deadline};
   shared.numColumns = program.numColumns();
   ClpDeadline clpDeadline(&shared);
   solver.getModelPtr()->passInEventHandler(&clpDeadline);
@@ -826,7 +827,7 @@ SolveResult solveWithCbc(const LinearProgram &program, double seconds) {
       "-timeMode", "elapsed", "-threads", "0",    "-preprocess",
       "off",       "-solve",  "-quit"};
   struct Current {
-    explicit Current(SolveDeadline *solve) { currentSolve = solve; }
+    explicit Current(CbcSolve *solve) { currentSolve = solve; }
     ~Current() { currentSolve = nullptr; }
   } current(&shared);
   CbcMain1(static_cast<int>(std::size(arguments)), arguments, model, noteStage,
