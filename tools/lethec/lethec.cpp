@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-//   lethec MODEL.onnx|MODEL.mlir [--loss "output=logits kind=..."]
+//   lethec MODEL.onnx|MODEL.onnxtxt|MODEL.mlir
+//          [--loss "output=logits kind=..."]
 //          [--optimizer "kind=adam lr=0.01"] [--budget 6GiB|0.5]
 //          [--strategy auto] [--profile h100] [--time-limit 60]
 //          [--measured PROFILE.json] [--target cpu|cuda]
@@ -23,7 +24,8 @@
 // --strategy the values of --lethe-plan-memory; --measured plans with the op
 // times an executable of the same step measured (its --profile);
 // `--optimizer none` and `--budget none` are the same as leaving them out.
-// --input-shape fixes an ONNX input's free dimensions (a dynamic batch). A
+// --input-shape fixes an ONNX input's free dimensions (a dynamic batch);
+// ONNX models are binary (.onnx) or in ONNX's text format (.onnxtxt). A
 // .mlir input that already is a training step (a result marked lethe.loss)
 // skips the loss, autodiff and optimizer.
 // --save-temps keeps every stage: NAME.import.mlir, NAME.train.mlir,
@@ -102,9 +104,10 @@ cl::OptionCategory lethecCategory("lethec options");
 
 // Neither is cl::Required, whose messages take two or three lines: main
 // says what is missing in one.
-cl::opt<std::string> inputPath(cl::Positional,
-                               cl::desc("<MODEL.onnx or MODEL.mlir>"),
-                               cl::cat(lethecCategory));
+cl::opt<std::string>
+    inputPath(cl::Positional,
+              cl::desc("<MODEL.onnx, MODEL.onnxtxt or MODEL.mlir>"),
+              cl::cat(lethecCategory));
 cl::opt<std::string> outputName("o", cl::desc("The executable to write"),
                                 cl::value_desc("NAME"),
                                 cl::cat(lethecCategory));
@@ -331,10 +334,13 @@ void printDiagnostic(Diagnostic &diagnostic) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (auto position =
-          diagnostic.getLocation()->findInstanceOf<FileLineColLoc>())
-    os << position.getFilename().getValue() << ":" << position.getLine() << ":"
-       << position.getColumn() << ": ";
-  else
+          diagnostic.getLocation()->findInstanceOf<FileLineColLoc>()) {
+    // Line 0: the file as a whole (a binary model has no lines).
+    os << position.getFilename().getValue();
+    if (position.getLine() != 0)
+      os << ":" << position.getLine() << ":" << position.getColumn();
+    os << ": ";
+  } else
     os << "lethec: ";
   switch (diagnostic.getSeverity()) {
   case DiagnosticSeverity::Error:
@@ -680,7 +686,8 @@ int main(int argc, char **argv) {
   auto start = std::chrono::steady_clock::now();
 
   if (inputPath.empty())
-    return fail("give the model to compile: lethec MODEL.onnx|MODEL.mlir "
+    return fail("give the model to compile: lethec "
+                "MODEL.onnx|MODEL.onnxtxt|MODEL.mlir "
                 "--loss \"...\" -o NAME (see lethec --help)");
   if (outputName.empty())
     return fail("give the executable to write with -o NAME");
@@ -689,12 +696,14 @@ int main(int argc, char **argv) {
   if (!target)
     return fail(targetError);
   StringRef extension = llvm::sys::path::extension(inputPath);
-  if (extension != ".onnx" && extension != ".mlir")
+  bool isONNX = extension == ".onnx" || extension == ".onnxtxt";
+  if (!isONNX && extension != ".mlir")
     return fail("'" + inputPath +
-                "' is neither an ONNX model (.onnx) nor lethe IR (.mlir)");
+                "' is neither an ONNX model (.onnx, or .onnxtxt in the text "
+                "format) nor lethe IR (.mlir)");
   ImportONNXOptions importOptions;
   for (const std::string &shape : inputShapeOption) {
-    if (extension != ".onnx")
+    if (!isONNX)
       return fail("--input-shape applies to ONNX models; '" + inputPath +
                   "' is lethe IR, whose shapes are fixed already");
     std::string shapeError = parseInputShape(shape, importOptions);
@@ -735,8 +744,8 @@ int main(int argc, char **argv) {
                 "': " + buffer.getError().message());
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
-      extension == ".onnx" ? importONNX(sourceMgr, &context, importOptions)
-                           : parseSourceFile<ModuleOp>(sourceMgr, &context);
+      isONNX ? importONNX(sourceMgr, &context, importOptions)
+             : parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
 

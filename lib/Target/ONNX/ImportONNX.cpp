@@ -886,9 +886,13 @@ mlir::lethe::importONNX(llvm::SourceMgr &sourceMgr, MLIRContext *context,
   onnx::ModelProto model;
   bool isText = path.ends_with(".onnxtxt") || contents.ltrim().starts_with("<");
   if (isText) {
-    std::string message = parseONNXText(contents, model);
-    if (!message.empty()) {
-      importer.emitError() << "cannot parse the ONNX text format: " << message;
+    TextParseError error;
+    if (!parseONNXText(contents, model, error)) {
+      // At the parser's position, where it names one: tools that show the
+      // source line show where the text went wrong.
+      Location loc =
+          FileLineColLoc::get(context, path, error.line, error.column);
+      emitError(loc) << "cannot parse the ONNX text format: " << error.message;
       return nullptr;
     }
   } else if (contents.size() > static_cast<size_t>(INT_MAX) ||

@@ -20,9 +20,18 @@
 
 namespace mlir::lethe::onnx_import {
 
-/// Parses `text` (the ONNX text format) into `model`; returns "" on success,
-/// otherwise a one-line message saying what is wrong.
-std::string parseONNXText(std::string_view text, onnx::ModelProto &model);
+/// Where the text format went wrong: the parser's message and its position
+/// (1-based; 0 when the parser named none).
+struct TextParseError {
+  std::string message;
+  unsigned line = 0, column = 0;
+};
+
+/// Parses `text` (the ONNX text format) into `model`. Returns false, with a
+/// one-line message and its position in `error`, when the text is not a
+/// model.
+bool parseONNXText(std::string_view text, onnx::ModelProto &model,
+                   TextParseError &error);
 
 } // namespace mlir::lethe::onnx_import
 
