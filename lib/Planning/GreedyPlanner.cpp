@@ -251,8 +251,7 @@ double GreedyPlanner::recomputeCost(int value) const {
 }
 
 double GreedyPlanner::swapCost(int value, double until) const {
-  if (problem.link.deviceToHostBytesPerSecond <= 0 ||
-      problem.link.hostToDeviceBytesPerSecond <= 0)
+  if (!problem.link.canSwap())
     return kInfinity;
   int64_t bytes = graph.values[value].bytes;
   double out = problem.link.copySeconds(bytes, false);

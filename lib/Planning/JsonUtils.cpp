@@ -87,4 +87,10 @@ std::string getString(const json &value, const std::string &what) {
   return value.get<std::string>();
 }
 
+bool getBool(const json &value, const std::string &what) {
+  if (!value.is_boolean())
+    throw SchemaError(what + " must be true or false, got " + value.dump());
+  return value.get<bool>();
+}
+
 } // namespace lethe::planning::json_utils

@@ -58,6 +58,9 @@ double getPositive(const json &value, const std::string &what);
 /// `value` as a string; throws otherwise.
 std::string getString(const json &value, const std::string &what);
 
+/// `value` as true or false; throws otherwise.
+bool getBool(const json &value, const std::string &what);
+
 } // namespace lethe::planning::json_utils
 
 #endif // LETHE_LIB_PLANNING_JSONUTILS_H

@@ -955,7 +955,9 @@ bool lethe::planning::planMilp(const PlanningProblem &problem,
     }
     plan.schedule = std::move(best);
     plan.lowerBoundSeconds = std::min(bound, bestSeconds);
-    plan.lowerBoundCoversOffloading = false;
+    // Checkmate's model has no offloads: its bound holds for every plan only
+    // where none can offload.
+    plan.lowerBoundCoversOffloading = !problem.link.canSwap();
     return true;
   } catch (const CoinError &coinError) {
     error = "CBC failed: " + coinError.message();

@@ -312,8 +312,11 @@ std::string lethe::planning::writePlanJson(const PlanningProblem &problem,
     document["peak_bytes"] = simulation.peakBytes;
     document["seconds"] = simulation.seconds;
   }
-  if (plan.lowerBoundSeconds >= 0)
+  if (plan.lowerBoundSeconds >= 0) {
     document["lower_bound_seconds"] = plan.lowerBoundSeconds;
+    if (!plan.lowerBoundCoversOffloading)
+      document["lower_bound_recompute_only"] = true;
+  }
   // One step per line keeps plan files readable and diffable: print the
   // other fields, then splice the steps in before the closing brace.
   std::string text = document.dump(1);
@@ -338,7 +341,8 @@ bool lethe::planning::parsePlanJson(std::string_view text,
     json document = parseDocument(text);
     checkKeys(document,
               {"format", "version", "strategy", "graph", "budget_bytes",
-               "peak_bytes", "seconds", "lower_bound_seconds", "steps"},
+               "peak_bytes", "seconds", "lower_bound_seconds",
+               "lower_bound_recompute_only", "steps"},
               "the plan");
     if (getString(getMember(document, "format", "the plan"), "'format'") !=
         "lethe-plan")
@@ -367,6 +371,10 @@ bool lethe::planning::parsePlanJson(std::string_view text,
     if (document.contains("lower_bound_seconds"))
       parsed.lowerBoundSeconds = getNonNegative(document["lower_bound_seconds"],
                                                 "'lower_bound_seconds'");
+    if (document.contains("lower_bound_recompute_only"))
+      parsed.lowerBoundCoversOffloading =
+          !getBool(document["lower_bound_recompute_only"],
+                   "'lower_bound_recompute_only'");
     const json &steps = getMember(document, "steps", "the plan");
     if (!steps.is_array())
       throw SchemaError("'steps' must be an array");

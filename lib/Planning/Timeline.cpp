@@ -227,6 +227,32 @@ bool lethe::planning::buildTimeline(const PlanningProblem &problem,
 // Summary and table
 //===----------------------------------------------------------------------===//
 
+std::string lethe::planning::formatLowerBound(const TimelineInfo &info,
+                                              double seconds,
+                                              double unplannedSeconds) {
+  double bound = info.lowerBoundSeconds;
+  std::string text = "lower bound: " + shortSeconds(bound);
+  if (unplannedSeconds > 0) {
+    char ratio[48];
+    std::snprintf(ratio, sizeof(ratio), " (%.3fx the unplanned)",
+                  bound / unplannedSeconds);
+    text += ratio;
+  }
+  text += info.lowerBoundRecomputeOnly ? " on any plan that only recomputes"
+                                       : " on any plan within the budget";
+  if (bound <= 0)
+    return text;
+  // The bound is the plan's own time where the strategy proved it optimal
+  // (up to the rounding of a solver's objective).
+  if (seconds <= bound * (1 + 1e-9))
+    return text + std::string("; this plan meets it (optimal") +
+           (info.lowerBoundRecomputeOnly ? " among them)" : ")");
+  char above[64];
+  std::snprintf(above, sizeof(above), "; this plan is %.2f%% above it",
+                100 * (seconds / bound - 1));
+  return text + above;
+}
+
 std::string
 lethe::planning::writeTimelineSummary(const PlanningProblem &problem,
                                       const MemoryTimeline &timeline) {
@@ -323,6 +349,8 @@ lethe::planning::writeTimelineSummary(const PlanningProblem &problem,
       shortSeconds(simulation.seconds).c_str(),
       shortSeconds(timeline.unplannedSeconds).c_str(), 100 * overhead);
   line(time);
+  if (info.lowerBoundSeconds >= 0)
+    line(formatLowerBound(info, simulation.seconds, timeline.unplannedSeconds));
   line("arena: " + formatBytesShort(timeline.arenaBytes) +
        " against a liveness peak of " +
        formatBytesShort(timeline.livenessPeakBytes) + " (" +
@@ -429,6 +457,10 @@ std::string lethe::planning::writeTimelineJson(const PlanningProblem &problem,
   document["seconds"] = simulation.seconds;
   document["unplanned_peak_bytes"] = timeline.unplannedPeakBytes;
   document["unplanned_seconds"] = timeline.unplannedSeconds;
+  if (info.lowerBoundSeconds >= 0) {
+    document["lower_bound_seconds"] = info.lowerBoundSeconds;
+    document["lower_bound_recompute_only"] = info.lowerBoundRecomputeOnly;
+  }
   document["liveness_peak_bytes"] = timeline.livenessPeakBytes;
   document["arena_bytes"] = timeline.arenaBytes;
   document["host_peak_bytes"] = simulation.hostPeakBytes;

@@ -127,6 +127,8 @@ bool loadPlanFile(StringRef text, Source &source, std::string &error) {
   source.info.function = "plan";
   source.info.strategy = plan.strategy;
   source.info.budgetBytes = source.problem.budgetBytes;
+  source.info.lowerBoundSeconds = plan.lowerBoundSeconds;
+  source.info.lowerBoundRecomputeOnly = !plan.lowerBoundCoversOffloading;
   return true;
 }
 
@@ -230,6 +232,10 @@ LogicalResult loadFunction(ModuleOp module, Source &source,
     source.info.strategy = strategy.str();
   else
     source.info.strategy = "a plan";
+  planning::Plan bound;
+  readPlanLowerBound(plan, bound);
+  source.info.lowerBoundSeconds = bound.lowerBoundSeconds;
+  source.info.lowerBoundRecomputeOnly = !bound.lowerBoundCoversOffloading;
   return success();
 }
 

@@ -529,6 +529,10 @@ bool buildManifest(func::FuncOp function, nlohmann::json &manifest,
       info.strategy = strategy.str();
     if (auto budget = plan.getAs<IntegerAttr>("budget"))
       info.budgetBytes = budget.getInt();
+    planning::Plan bound;
+    readPlanLowerBound(plan, bound);
+    info.lowerBoundSeconds = bound.lowerBoundSeconds;
+    info.lowerBoundRecomputeOnly = !bound.lowerBoundCoversOffloading;
   }
   info.alignment = getArena("alignment");
   if (!planning::buildTimeline(extracted->problem, extracted->schedule, info,
@@ -946,6 +950,14 @@ int main(int argc, char **argv) {
                                                  unplannedSeconds
                                            : 1.0)
                << "x the unplanned\n";
+  // The strategy's lower bound (milp's and auto's), with how far the plan
+  // is from it.
+  if (timeline.info.lowerBoundSeconds >= 0)
+    llvm::outs() << "             "
+                 << planning::formatLowerBound(timeline.info,
+                                               timeline.simulation.seconds,
+                                               timeline.unplannedSeconds)
+                 << "\n";
   llvm::outs() << "             " << timeline.recomputes << " recomputes, "
                << timeline.offloads << " offloads, " << timeline.prefetches
                << " prefetches\n";

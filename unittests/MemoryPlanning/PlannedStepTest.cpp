@@ -214,6 +214,28 @@ TEST_P(PlannedStep, GradientsAreBitIdentical) {
   int64_t simulatedPeak = plan.getAs<IntegerAttr>("peak").getInt();
   EXPECT_LE(simulatedPeak, budget);
   EXPECT_LE(interpreter.getPeakBytes(), simulatedPeak);
+
+  // milp and auto record the bound they proved, within the plan's time.
+  // milp's holds for recompute-only plans (the h100 profile has a host
+  // link, so a plan that offloads may beat it) unless it is the unplanned
+  // step's time, which no plan beats (where the unplanned schedule fits
+  // the budget but its arena does not); auto's holds for every plan.
+  planning::Plan bound;
+  readPlanLowerBound(plan, bound);
+  const std::string &strategy = GetParam().strategy;
+  if (strategy == "milp" || strategy == "auto") {
+    EXPECT_GT(bound.lowerBoundSeconds, 0);
+    EXPECT_LE(bound.lowerBoundSeconds,
+              plan.getAs<FloatAttr>("seconds").getValueAsDouble() * (1 + 1e-9));
+    double unplanned =
+        plan.getAs<FloatAttr>("unplanned_seconds").getValueAsDouble();
+    if (strategy == "milp" && bound.lowerBoundCoversOffloading)
+      EXPECT_NEAR(bound.lowerBoundSeconds, unplanned, 1e-9 * unplanned);
+    if (strategy == "auto")
+      EXPECT_TRUE(bound.lowerBoundCoversOffloading);
+  } else {
+    EXPECT_LT(bound.lowerBoundSeconds, 0);
+  }
 }
 
 TEST_P(PlannedStep, TrainingIsBitIdentical) {

@@ -341,6 +341,29 @@ TEST(MilpPlannerTest, AutoReportsNoRecomputeOnlyBoundForOffloadingPlans) {
   EXPECT_GT(beaten, 0);
 }
 
+// Without a host link no plan can offload, so the MILP's bound holds for
+// every plan, and auto reports it.
+TEST(MilpPlannerTest, BoundCoversEveryPlanWithoutAHostLink) {
+  PlanningProblem problem = makeProblem(makeRandomChain(8, 3), 0.7);
+  problem.link = HostLink();
+  PlanOptions options;
+  options.timeLimitSeconds = 3;
+  Plan milp, automatic;
+  std::string error;
+  ASSERT_TRUE(planMilp(problem, options, milp, error)) << error;
+  EXPECT_TRUE(milp.lowerBoundCoversOffloading);
+  ASSERT_TRUE(planAuto(problem, options, automatic, error)) << error;
+  double unplannedCompute = 0;
+  for (const GraphNode &node : problem.graph.nodes)
+    unplannedCompute += node.seconds;
+  // The MILP proves more than that every node runs once.
+  EXPECT_GT(milp.lowerBoundSeconds, unplannedCompute);
+  EXPECT_NEAR(automatic.lowerBoundSeconds, milp.lowerBoundSeconds,
+              1e-9 * milp.lowerBoundSeconds);
+  EXPECT_LE(automatic.lowerBoundSeconds,
+            simulate(problem, automatic.schedule).seconds * (1 + 1e-9));
+}
+
 // The time limit holds where one simplex solve outlasts it: on this step of
 // about 200 nodes, CBC, which checks its limit between solves, overran a
 // 3 s limit by 6 s until every solve was stopped at the deadline (8.9 s in

@@ -256,6 +256,31 @@ TEST(ScheduleTest, PlanFileRoundTripsAndRejectsOtherGraphs) {
       << error;
   EXPECT_EQ(parsed.strategy, "by-hand");
   EXPECT_EQ(parsed.schedule, plan.schedule);
+  EXPECT_LT(parsed.lowerBoundSeconds, 0); // none written, none read
+
+  // A bound, and whether it holds for recompute-only plans only, round-trip.
+  for (bool coversOffloading : {true, false}) {
+    Plan bounded = plan;
+    bounded.lowerBoundSeconds = 0.25;
+    bounded.lowerBoundCoversOffloading = coversOffloading;
+    std::string boundedText = writePlanJson(problem, bounded);
+    EXPECT_EQ(boundedText.find("lower_bound_recompute_only") ==
+                  std::string::npos,
+              coversOffloading);
+    ASSERT_TRUE(parsePlanJson(boundedText, "plan.json", problem, parsed, error))
+        << error;
+    EXPECT_EQ(parsed.lowerBoundSeconds, 0.25);
+    EXPECT_EQ(parsed.lowerBoundCoversOffloading, coversOffloading);
+    if (coversOffloading)
+      continue;
+    std::string badFlag = boundedText;
+    size_t flag = badFlag.find("true");
+    ASSERT_NE(flag, std::string::npos);
+    badFlag.replace(flag, 4, "\"yes\"");
+    EXPECT_FALSE(parsePlanJson(badFlag, "plan.json", problem, parsed, error));
+    EXPECT_EQ(error, "plan plan.json: 'lower_bound_recompute_only' must be "
+                     "true or false, got \"yes\"");
+  }
 
   PlanningProblem other = makeSmallProblem();
   other.graph.values[2].bytes = 301;

@@ -77,6 +77,11 @@ struct TimelineInfo {
   std::string strategy;
   /// The plan's budget, or a negative number when there is none.
   int64_t budgetBytes = -1;
+  /// A lower bound on the step time that the strategy proved (Plan's), or a
+  /// negative number when it proved none; whether it holds only for plans
+  /// that recompute and never offload (the MILP's).
+  double lowerBoundSeconds = -1;
+  bool lowerBoundRecomputeOnly = false;
   int64_t alignment = kDefaultArenaAlignment;
 };
 
@@ -114,6 +119,13 @@ struct MemoryTimeline {
 bool buildTimeline(const PlanningProblem &problem, const Schedule &schedule,
                    const TimelineInfo &info, MemoryTimeline &timeline,
                    std::string &error);
+
+/// The strategy's lower bound against a plan of `seconds`, as a line of
+/// lethe-mem's summary (and lethec's): "lower bound: 750.00 us (1.027x the
+/// unplanned) on any plan that only recomputes; this plan is 8.08% above
+/// it". Needs info.lowerBoundSeconds >= 0.
+std::string formatLowerBound(const TimelineInfo &info, double seconds,
+                             double unplannedSeconds);
 
 /// The forms lethe-mem prints.
 std::string writeTimelineSummary(const PlanningProblem &problem,

@@ -89,6 +89,11 @@ struct HostLink {
   double latencySeconds = 0;
 
   double copySeconds(int64_t bytes, bool toDevice) const;
+  /// Whether a value can go to the host and come back: both directions
+  /// have bandwidth (a copy without takes forever).
+  bool canSwap() const {
+    return hostToDeviceBytesPerSecond > 0 && deviceToHostBytesPerSecond > 0;
+  }
 };
 
 struct TrainingGraph {

@@ -391,10 +391,14 @@ DictionaryAttr mlir::lethe::buildPlanAttr(
                            builder.getStringAttr(planning::getGraphFingerprint(
                                extracted.problem.graph))),
   };
-  if (plan.lowerBoundSeconds >= 0)
+  if (plan.lowerBoundSeconds >= 0) {
     fields.push_back(
         builder.getNamedAttr("lower_bound_seconds",
                              builder.getF64FloatAttr(plan.lowerBoundSeconds)));
+    if (!plan.lowerBoundCoversOffloading)
+      fields.push_back(builder.getNamedAttr("lower_bound_recompute_only",
+                                            builder.getUnitAttr()));
+  }
   SmallVector<Attribute> steps;
   steps.reserve(plan.schedule.size());
   for (const planning::Step &step : plan.schedule)
@@ -402,6 +406,16 @@ DictionaryAttr mlir::lethe::buildPlanAttr(
         Twine(planning::stringifyStepKind(step.kind)) + " " + Twine(step.id)));
   fields.push_back(builder.getNamedAttr("steps", builder.getArrayAttr(steps)));
   return builder.getDictionaryAttr(fields);
+}
+
+void mlir::lethe::readPlanLowerBound(DictionaryAttr attr,
+                                     planning::Plan &plan) {
+  auto bound = attr.getAs<FloatAttr>("lower_bound_seconds");
+  if (!bound)
+    return;
+  plan.lowerBoundSeconds = bound.getValueAsDouble();
+  plan.lowerBoundCoversOffloading =
+      !attr.contains("lower_bound_recompute_only");
 }
 
 FailureOr<planning::Schedule>

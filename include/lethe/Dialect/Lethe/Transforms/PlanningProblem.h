@@ -117,6 +117,10 @@ struct PlannedFunction {
 FailureOr<PlannedFunction> readPlannedFunction(func::FuncOp function,
                                                StringRef passName);
 
+/// Reads the lower bound a plan attribute records (as buildPlanAttr writes
+/// it) into `plan`: lowerBoundSeconds stays negative when it records none.
+void readPlanLowerBound(DictionaryAttr attr, planning::Plan &plan);
+
 /// Reads the steps of a plan attribute. Emits an error at `function`
 /// prefixed with `passName` and
 /// fails on a step that is not "<kind> <id>" or names no node or value of
