@@ -632,23 +632,23 @@ struct SolveResult {
   std::vector<double> solution;
 };
 
-/// How long past the deadline a solve of the search's own solver may run
-/// (see ClpDeadline).
-constexpr std::chrono::seconds kSearchGrace(1);
+/// How long past the deadline a simplex solve may run (see ClpDeadline).
+constexpr std::chrono::seconds kSolveGrace(1);
 
 /// One solve: its deadline and, once the search ends, what the search
 /// found. Shared by the handlers below, their clones (CBC copies the
 /// solver, handlers included, for its heuristics) and noteStage.
 struct CbcSolve {
   Clock::time_point at;
-  /// The search, once it exists: its solver is the one whose solves decide
-  /// its bound.
-  const CbcModel *search = nullptr;
-  /// Whether a solve of the search's own solver was stopped. CBC may then
-  /// have pruned a node on an unfinished LP, so its bound and any proof of
-  /// optimality or infeasibility no longer hold. A stopped solve of a
-  /// heuristic's copy only costs that heuristic its solution.
-  bool searchCutShort = false;
+  /// Whether a simplex solve was stopped before the search ended. CBC takes
+  /// a stopped LP for an infeasible one (OsiClpSolverInterface reports its
+  /// status, 5, as the cutoff reached), so it may have pruned a node on it,
+  /// and then neither its bound nor a proof of optimality or infeasibility
+  /// holds. Any stopped solve counts: the handler cannot tell whose it is,
+  /// the search's, a heuristic's copy's, or that of the search CBC restarts
+  /// on a model reduced by reduced-cost fixing (a new CbcModel whose solver
+  /// holds a clone of the handler).
+  bool cutShort = false;
 
   /// What the search ended with, read from it as it ends: CbcMain1 does
   /// not hand every outcome back to its caller's model (a search that
@@ -665,9 +665,9 @@ struct CbcSolve {
 /// one it starts with) once the deadline has passed. CBC checks its own
 /// time limit only between such solves, and one of them takes tens of
 /// seconds on a model of 300 nodes, so without this the time limit was
-/// overrun by half. The search's own solves get a grace of
-/// kSearchGrace, in which CBC usually stops cleanly at its next
-/// node (CbcDeadline) and keeps its bound.
+/// overrun by half. A solve gets a grace of kSolveGrace, in which CBC
+/// usually stops cleanly at its next event (CbcDeadline) and keeps its
+/// bound.
 class ClpDeadline : public ClpEventHandler {
 public:
   explicit ClpDeadline(CbcSolve *deadline) : deadline(deadline) {}
@@ -677,22 +677,13 @@ public:
     Clock::time_point now = Clock::now();
     if (now < deadline->at)
       return -1; // go on
-    // Once the search has ended its outcome is read (noteStage), and its
-    // model may be gone.
+    // Once the search has ended, its outcome is read (noteStage) and a
+    // stopped solve cannot change it.
     if (deadline->searchEnded)
       return 0;
-    // Each solver holds its own clone of the handler: this one is the
-    // search's when the search's solver holds it.
-    auto *solver =
-        deadline->search
-            ? dynamic_cast<OsiClpSolverInterface *>(deadline->search->solver())
-            : nullptr;
-    bool ofSearch = !solver || solver->getModelPtr()->eventHandler() == this;
-    if (ofSearch) {
-      if (now < deadline->at + kSearchGrace)
-        return -1;
-      deadline->searchCutShort = true;
-    }
+    if (now < deadline->at + kSolveGrace)
+      return -1;
+    deadline->cutShort = true;
     return 0; // stop this solve
   }
   ClpEventHandler *clone() const override { return new ClpDeadline(*this); }
@@ -723,19 +714,13 @@ private:
 /// plain function.
 thread_local CbcSolve *currentSolve = nullptr;
 
-/// CbcMain1's callback at each stage of its run: 3 is right before the
-/// search starts (on a copy of the model it was given), 4 right after it
-/// ends. Returns 0: go on.
+/// CbcMain1's callback at each stage of its run: 4 is right after the
+/// search ends. Returns 0: go on.
 int noteStage(CbcModel *model, int whereFrom) {
-  if (!currentSolve)
+  if (!currentSolve || whereFrom != 4)
     return 0;
   CbcSolve &solve = *currentSolve;
-  if (whereFrom == 3)
-    solve.search = model;
-  if (whereFrom != 4)
-    return 0;
   solve.searchEnded = true;
-  solve.search = nullptr;
   solve.bound = model->getBestPossibleObjValue();
   solve.optimal = model->isProvenOptimal();
   solve.infeasible = model->isProvenInfeasible();
@@ -748,7 +733,7 @@ int noteStage(CbcModel *model, int whereFrom) {
 
 /// Solves `program` with CBC within `seconds` of wall time. Nothing is
 /// printed.
-/// Returns within about a second of the deadline (kSearchGrace, then the
+/// Returns within about a second of the deadline (kSolveGrace, then the
 /// last simplex iteration and CBC's clean-up).
 SolveResult solveWithCbc(const LinearProgram &program, double seconds) {
   SolveResult result;
@@ -835,10 +820,10 @@ SolveResult solveWithCbc(const LinearProgram &program, double seconds) {
   if (!shared.searchEnded)
     return result; // the search did not start: the root bound stands
 
-  // After a stopped solve of its own, the search may have taken the
-  // unfinished LP for an infeasible node: keep the root's bound then, and
-  // no proof of optimality or infeasibility.
-  bool trusted = !shared.searchCutShort;
+  // After a stopped simplex solve, the search may have taken the unfinished
+  // LP for an infeasible node (CbcSolve::cutShort): keep the root's bound
+  // then, and no proof of optimality or infeasibility.
+  bool trusted = !shared.cutShort;
   result.infeasible = trusted && shared.infeasible;
   if (trusted)
     result.bound = std::max(result.bound, shared.bound);
