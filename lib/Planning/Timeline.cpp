@@ -227,19 +227,25 @@ bool lethe::planning::buildTimeline(const PlanningProblem &problem,
 // Summary and table
 //===----------------------------------------------------------------------===//
 
-std::string lethe::planning::formatLowerBound(const TimelineInfo &info,
-                                              double seconds,
-                                              double unplannedSeconds) {
+std::string lethe::planning::formatLowerBound(const MemoryTimeline &timeline) {
+  const TimelineInfo &info = timeline.info;
   double bound = info.lowerBoundSeconds;
-  std::string text = "lower bound: " + shortSeconds(bound);
-  if (unplannedSeconds > 0) {
-    char ratio[48];
-    std::snprintf(ratio, sizeof(ratio), " (%.3fx the unplanned)",
-                  bound / unplannedSeconds);
-    text += ratio;
+  double seconds = info.plannedSeconds >= 0 ? info.plannedSeconds
+                                            : timeline.simulation.seconds;
+  double unplanned = info.plannedUnplannedSeconds >= 0
+                         ? info.plannedUnplannedSeconds
+                         : timeline.unplannedSeconds;
+  std::string text = "lower bound: ";
+  char number[64];
+  if (unplanned > 0) {
+    std::snprintf(number, sizeof(number), "%.3fx the unplanned step time",
+                  bound / unplanned);
+    text += number;
+  } else {
+    text += shortSeconds(bound);
   }
-  text += info.lowerBoundRecomputeOnly ? " on any plan that only recomputes"
-                                       : " on any plan within the budget";
+  text += info.lowerBoundRecomputeOnly ? ", on any plan that only recomputes"
+                                       : ", on any plan within the budget";
   if (bound <= 0)
     return text;
   // The bound is the plan's own time where the strategy proved it optimal
@@ -247,10 +253,9 @@ std::string lethe::planning::formatLowerBound(const TimelineInfo &info,
   if (seconds <= bound * (1 + 1e-9))
     return text + std::string("; this plan meets it (optimal") +
            (info.lowerBoundRecomputeOnly ? " among them)" : ")");
-  char above[64];
-  std::snprintf(above, sizeof(above), "; this plan is %.2f%% above it",
+  std::snprintf(number, sizeof(number), "; this plan is %.2f%% above it",
                 100 * (seconds / bound - 1));
-  return text + above;
+  return text + number;
 }
 
 std::string
@@ -350,7 +355,7 @@ lethe::planning::writeTimelineSummary(const PlanningProblem &problem,
       shortSeconds(timeline.unplannedSeconds).c_str(), 100 * overhead);
   line(time);
   if (info.lowerBoundSeconds >= 0)
-    line(formatLowerBound(info, simulation.seconds, timeline.unplannedSeconds));
+    line(formatLowerBound(timeline));
   line("arena: " + formatBytesShort(timeline.arenaBytes) +
        " against a liveness peak of " +
        formatBytesShort(timeline.livenessPeakBytes) + " (" +
@@ -457,10 +462,6 @@ std::string lethe::planning::writeTimelineJson(const PlanningProblem &problem,
   document["seconds"] = simulation.seconds;
   document["unplanned_peak_bytes"] = timeline.unplannedPeakBytes;
   document["unplanned_seconds"] = timeline.unplannedSeconds;
-  if (info.lowerBoundSeconds >= 0) {
-    document["lower_bound_seconds"] = info.lowerBoundSeconds;
-    document["lower_bound_recompute_only"] = info.lowerBoundRecomputeOnly;
-  }
   document["liveness_peak_bytes"] = timeline.livenessPeakBytes;
   document["arena_bytes"] = timeline.arenaBytes;
   document["host_peak_bytes"] = simulation.hostPeakBytes;

@@ -236,6 +236,12 @@ LogicalResult loadFunction(ModuleOp module, Source &source,
   readPlanLowerBound(plan, bound);
   source.info.lowerBoundSeconds = bound.lowerBoundSeconds;
   source.info.lowerBoundRecomputeOnly = !bound.lowerBoundCoversOffloading;
+  // The bound is in the times the plan was made with (measured ones,
+  // perhaps), as are the plan's own figures; the timeline is the profile's.
+  if (auto seconds = plan.getAs<FloatAttr>("seconds"))
+    source.info.plannedSeconds = seconds.getValueAsDouble();
+  if (auto unplanned = plan.getAs<FloatAttr>("unplanned_seconds"))
+    source.info.plannedUnplannedSeconds = unplanned.getValueAsDouble();
   return success();
 }
 

@@ -953,10 +953,7 @@ int main(int argc, char **argv) {
   // The strategy's lower bound (milp's and auto's), with how far the plan
   // is from it.
   if (timeline.info.lowerBoundSeconds >= 0)
-    llvm::outs() << "             "
-                 << planning::formatLowerBound(timeline.info,
-                                               timeline.simulation.seconds,
-                                               timeline.unplannedSeconds)
+    llvm::outs() << "             " << planning::formatLowerBound(timeline)
                  << "\n";
   llvm::outs() << "             " << timeline.recomputes << " recomputes, "
                << timeline.offloads << " offloads, " << timeline.prefetches

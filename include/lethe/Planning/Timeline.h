@@ -82,6 +82,11 @@ struct TimelineInfo {
   /// that recompute and never offload (the MILP's).
   double lowerBoundSeconds = -1;
   bool lowerBoundRecomputeOnly = false;
+  /// The plan's and the unplanned step's times in the times the bound was
+  /// proved in (a plan attribute's `seconds` and `unplanned_seconds`):
+  /// those of a plan made with measured times are not the profile's that
+  /// the timeline replays. Negative: the timeline's own.
+  double plannedSeconds = -1, plannedUnplannedSeconds = -1;
   int64_t alignment = kDefaultArenaAlignment;
 };
 
@@ -120,12 +125,11 @@ bool buildTimeline(const PlanningProblem &problem, const Schedule &schedule,
                    const TimelineInfo &info, MemoryTimeline &timeline,
                    std::string &error);
 
-/// The strategy's lower bound against a plan of `seconds`, as a line of
-/// lethe-mem's summary (and lethec's): "lower bound: 750.00 us (1.027x the
-/// unplanned) on any plan that only recomputes; this plan is 8.08% above
-/// it". Needs info.lowerBoundSeconds >= 0.
-std::string formatLowerBound(const TimelineInfo &info, double seconds,
-                             double unplannedSeconds);
+/// The strategy's lower bound against the plan, as a line of lethe-mem's
+/// summary (and lethec's): "lower bound: 1.027x the unplanned step time, on
+/// any plan that only recomputes; this plan is 8.08% above it". Needs
+/// info.lowerBoundSeconds >= 0.
+std::string formatLowerBound(const MemoryTimeline &timeline);
 
 /// The forms lethe-mem prints.
 std::string writeTimelineSummary(const PlanningProblem &problem,
