@@ -733,7 +733,7 @@ int noteStage(CbcModel *model, int whereFrom) {
 
 /// Solves `program` with CBC within `seconds` of wall time. Nothing is
 /// printed.
-/// Returns within about a second of the deadline (kSolveGrace, then the
+/// Returns within about two seconds of the deadline (kSolveGrace, then the
 /// last simplex iteration and CBC's clean-up).
 SolveResult solveWithCbc(const LinearProgram &program, double seconds) {
   SolveResult result;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -397,6 +398,28 @@ bool lethe::planning::parsePlanJson(std::string_view text,
           where + (step.kind == StepKind::Compute ? " node" : " value"), 0,
           limit - 1));
       parsed.schedule.push_back(step);
+    }
+    // A bound holds for the budget and the op times it was proved with: a
+    // plan read for another budget, or whose step time is not the one
+    // written any more (another profile's times, measured ones), keeps its
+    // schedule but not its bound.
+    if (parsed.lowerBoundSeconds >= 0) {
+      bool sameBudget = !document.contains("budget_bytes") ||
+                        getInteger(document["budget_bytes"], "'budget_bytes'",
+                                   std::numeric_limits<int64_t>::min(),
+                                   std::numeric_limits<int64_t>::max()) ==
+                            problem.budgetBytes;
+      bool sameTimes = true;
+      if (document.contains("seconds")) {
+        double written = getNonNegative(document["seconds"], "'seconds'");
+        SimulationResult run = simulate(problem, parsed.schedule);
+        sameTimes =
+            run.valid && std::abs(run.seconds - written) <= 1e-9 * written;
+      }
+      if (!sameBudget || !sameTimes) {
+        parsed.lowerBoundSeconds = -1;
+        parsed.lowerBoundCoversOffloading = true;
+      }
     }
   } catch (const SchemaError &schemaError) {
     error = "plan " + std::string(origin) + ": " + schemaError.what();

@@ -236,7 +236,7 @@ std::string lethe::planning::formatLowerBound(const MemoryTimeline &timeline) {
                          ? info.plannedUnplannedSeconds
                          : timeline.unplannedSeconds;
   std::string text = "lower bound: ";
-  char number[64];
+  char number[128];
   if (unplanned > 0) {
     std::snprintf(number, sizeof(number), "%.3fx the unplanned step time",
                   bound / unplanned);
@@ -246,10 +246,20 @@ std::string lethe::planning::formatLowerBound(const MemoryTimeline &timeline) {
   }
   text += info.lowerBoundRecomputeOnly ? ", on any plan that only recomputes"
                                        : ", on any plan within the budget";
+  if (info.lowerBoundRecomputeOnly && timeline.offloads > 0)
+    return text + " (this plan offloads)";
   if (bound <= 0)
     return text;
   // The bound is the plan's own time where the strategy proved it optimal
-  // (up to the rounding of a solver's objective).
+  // (up to the rounding of a solver's objective). A plan faster than its
+  // bound can only come from a hand-written file.
+  if (seconds < bound * (1 - 1e-9)) {
+    std::snprintf(number, sizeof(number),
+                  "; this plan is %.2f%% below it: the bound is not for "
+                  "its budget and times",
+                  100 * (1 - seconds / bound));
+    return text + number;
+  }
   if (seconds <= bound * (1 + 1e-9))
     return text + std::string("; this plan meets it (optimal") +
            (info.lowerBoundRecomputeOnly ? " among them)" : ")");

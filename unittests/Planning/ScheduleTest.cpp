@@ -271,6 +271,22 @@ TEST(ScheduleTest, PlanFileRoundTripsAndRejectsOtherGraphs) {
         << error;
     EXPECT_EQ(parsed.lowerBoundSeconds, 0.25);
     EXPECT_EQ(parsed.lowerBoundCoversOffloading, coversOffloading);
+    // Read for another budget, or with other times, the plan keeps its
+    // schedule but not the bound proved for the one it was made for.
+    PlanningProblem otherBudget = problem;
+    otherBudget.budgetBytes += 256;
+    ASSERT_TRUE(
+        parsePlanJson(boundedText, "plan.json", otherBudget, parsed, error))
+        << error;
+    EXPECT_EQ(parsed.schedule, plan.schedule);
+    EXPECT_LT(parsed.lowerBoundSeconds, 0);
+    EXPECT_TRUE(parsed.lowerBoundCoversOffloading);
+    PlanningProblem otherTimes = problem;
+    otherTimes.graph.nodes[1].seconds *= 2;
+    ASSERT_TRUE(
+        parsePlanJson(boundedText, "plan.json", otherTimes, parsed, error))
+        << error;
+    EXPECT_LT(parsed.lowerBoundSeconds, 0);
     if (coversOffloading)
       continue;
     std::string badFlag = boundedText;

@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <numeric>
 
 using namespace lethe::planning;
@@ -144,6 +145,57 @@ TEST(Timeline, AgreesWithTheSimulator) {
               static_cast<long>(plan.schedule.size()) + 2);
   }
   EXPECT_GT(workspaceSeen, 0);
+}
+
+// The summary's line on the strategy's lower bound: as a multiple of the
+// unplanned step time, in the plan's own times where they are given, and
+// against this plan only where the bound can hold for it.
+TEST(Timeline, LowerBoundLine) {
+  PlanningProblem problem = makeProblem(makeRandomChain(6, 1), 0.8);
+  problem.link = HostLink(); // greedy recomputes only
+  Plan plan;
+  std::string error;
+  ASSERT_TRUE(planGreedy(problem, PlanOptions(), plan, error)) << error;
+  MemoryTimeline timeline;
+  TimelineInfo info;
+  ASSERT_TRUE(buildTimeline(problem, plan.schedule, info, timeline, error))
+      << error;
+  ASSERT_EQ(timeline.offloads, 0);
+  double seconds = timeline.simulation.seconds;
+  double unplanned = timeline.unplannedSeconds;
+  ASSERT_GT(seconds, unplanned); // it recomputes
+
+  timeline.info.lowerBoundSeconds = unplanned;
+  EXPECT_EQ(formatLowerBound(timeline).substr(0, 63),
+            "lower bound: 1.000x the unplanned step time, on any plan within");
+  timeline.info.lowerBoundRecomputeOnly = true;
+  char above[64];
+  std::snprintf(above, sizeof(above), "; this plan is %.2f%% above it",
+                100 * (seconds / unplanned - 1));
+  EXPECT_EQ(formatLowerBound(timeline),
+            "lower bound: 1.000x the unplanned step time, on any plan that "
+            "only recomputes" +
+                std::string(above));
+  timeline.info.lowerBoundSeconds = seconds;
+  EXPECT_NE(formatLowerBound(timeline).find(
+                "; this plan meets it (optimal among them)"),
+            std::string::npos);
+  timeline.info.lowerBoundSeconds = 2 * seconds;
+  EXPECT_NE(formatLowerBound(timeline).find(
+                "; this plan is 50.00% below it: the bound is not for its "
+                "budget and times"),
+            std::string::npos);
+  // The plan's own times (measured ones, say) where the timeline replays
+  // others: the plan meets a bound proved in its own.
+  timeline.info.plannedSeconds = 2 * seconds;
+  timeline.info.plannedUnplannedSeconds = 2 * unplanned;
+  EXPECT_NE(formatLowerBound(timeline).find("; this plan meets it"),
+            std::string::npos);
+  // A recompute-only bound says nothing about a plan that offloads.
+  timeline.offloads = 1;
+  EXPECT_EQ(formatLowerBound(timeline).find("; this plan"), std::string::npos);
+  EXPECT_NE(formatLowerBound(timeline).find("(this plan offloads)"),
+            std::string::npos);
 }
 
 TEST(Timeline, InvalidSchedulesFail) {
