@@ -60,6 +60,11 @@ bool lethe::planning::planAuto(const PlanningProblem &problem,
     tried += (tried.empty() ? "" : ", ") + name;
     PlanOptions remaining = options;
     remaining.timeLimitSeconds = secondsLeft();
+    // The MILP need only look for plans faster than the best so far: with
+    // that cutoff CBC often proves at its root that none is, rather than
+    // searching until the time limit.
+    if (found)
+      remaining.toBeatSeconds = best.seconds;
     Plan candidate;
     std::string why;
     if (!lookupStrategy(name)(problem, remaining, candidate, why))

@@ -83,10 +83,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <iterator>
+#include <limits>
 #include <numeric>
 #include <string>
+#include <vector>
 
 using namespace lethe::planning;
 
@@ -205,6 +207,10 @@ public:
   /// Seconds of the objective value `objective` (recomputes included).
   double toSeconds(double objective) const {
     return firstRunSeconds + objective * timeUnit;
+  }
+  /// The objective value of a recompute-only plan of `seconds`.
+  double toObjective(double seconds) const {
+    return (seconds - firstRunSeconds) / timeUnit;
   }
   double getFirstRunSeconds() const { return firstRunSeconds; }
   /// Whether sizes are exact in the model's unit (else rounded up, and the
@@ -624,11 +630,11 @@ int64_t getLeastPeak(const TrainingGraph &graph, int &worstNode) {
 
 /// What CBC found.
 struct SolveResult {
-  bool solved = false;   // an integer solution
-  bool optimal = false;  // proven optimal
-  bool lpSolved = false; // the root LP finished
-  bool infeasible = false;
-  double bound = 0; // objective units
+  bool solved = false;     // an integer solution
+  bool optimal = false;    // proven optimal
+  bool lpSolved = false;   // the root LP finished
+  bool infeasible = false; // proven: none (none below the cutoff, if given)
+  double bound = 0;        // objective units
   std::vector<double> solution;
 };
 
@@ -731,11 +737,17 @@ int noteStage(CbcModel *model, int whereFrom) {
   return 0;
 }
 
-/// Solves `program` with CBC within `seconds` of wall time. Nothing is
+/// How far below CBC's cutoff a solution may be and still be cut off: its
+/// cutoff increment (1e-5 by default) with room to spare.
+constexpr double kCutoffTolerance = 1e-4;
+
+/// Solves `program` with CBC within `seconds` of wall time, looking only for
+/// solutions below `cutoff` (objective units; infinite: all). Nothing is
 /// printed.
 /// Returns within about two seconds of the deadline (kSolveGrace, then the
 /// last simplex iteration and CBC's clean-up).
-SolveResult solveWithCbc(const LinearProgram &program, double seconds) {
+SolveResult solveWithCbc(const LinearProgram &program, double seconds,
+                         double cutoff) {
   SolveResult result;
   Clock::time_point start = Clock::now();
   Clock::time_point deadline =
@@ -771,6 +783,10 @@ SolveResult solveWithCbc(const LinearProgram &program, double seconds) {
     return result; // out of time (or numerically lost): no bound
   result.lpSolved = true;
   result.bound = solver.getObjValue();
+  if (result.bound >= cutoff) {
+    result.infeasible = true; // nothing below the cutoff: proved at the root
+    return result;
+  }
   if (Clock::now() >= deadline)
     return result;
   solver.getModelPtr()->setMaximumWallSeconds(-1);
@@ -807,16 +823,21 @@ SolveResult solveWithCbc(const LinearProgram &program, double seconds) {
   if (left <= 0)
     return result;
   std::string limit = std::to_string(left);
-  const char *arguments[] = {
-      "lethe",     "-log",    "0",        "-sec", limit.c_str(),
-      "-timeMode", "elapsed", "-threads", "0",    "-preprocess",
-      "off",       "-solve",  "-quit"};
+  std::vector<const char *> arguments = {
+      "lethe",   "-log",     "0", "-sec",        limit.c_str(), "-timeMode",
+      "elapsed", "-threads", "0", "-preprocess", "off"};
+  char cutoffText[32];
+  if (std::isfinite(cutoff)) {
+    std::snprintf(cutoffText, sizeof(cutoffText), "%.17g", cutoff);
+    arguments.insert(arguments.end(), {"-cutoff", cutoffText});
+  }
+  arguments.insert(arguments.end(), {"-solve", "-quit"});
   struct Current {
     explicit Current(CbcSolve *solve) { currentSolve = solve; }
     ~Current() { currentSolve = nullptr; }
   } current(&shared);
-  CbcMain1(static_cast<int>(std::size(arguments)), arguments, model, noteStage,
-           data);
+  CbcMain1(static_cast<int>(arguments.size()), arguments.data(), model,
+           noteStage, data);
   if (!shared.searchEnded)
     return result; // the search did not start: the root bound stands
 
@@ -825,7 +846,11 @@ SolveResult solveWithCbc(const LinearProgram &program, double seconds) {
   // then, and no proof of optimality or infeasibility.
   bool trusted = !shared.cutShort;
   result.infeasible = trusted && shared.infeasible;
-  if (trusted)
+  // Proved to have nothing below the cutoff, every solution is at least the
+  // cutoff (less CBC's increment); CBC's own bound is then meaningless.
+  if (result.infeasible && std::isfinite(cutoff))
+    result.bound = std::max(result.bound, cutoff - kCutoffTolerance);
+  else if (trusted)
     result.bound = std::max(result.bound, shared.bound);
   if (!shared.solution.empty()) {
     result.solved = true;
@@ -910,13 +935,23 @@ bool lethe::planning::planMilp(const PlanningProblem &problem,
       }
     }
 
+    // Only plans faster than options.toBeatSeconds are of use (auto has
+    // one): CBC looks below it, and none is faster than the first runs.
+    double cutoff = std::numeric_limits<double>::infinity();
+    bool toBeat = std::isfinite(options.toBeatSeconds);
+    if (toBeat)
+      cutoff = model.toObjective(options.toBeatSeconds);
     double left = options.timeLimitSeconds - secondsSince(start);
     SolveResult result;
-    if (left > 0)
-      result = solveWithCbc(program, left);
+    if (toBeat && cutoff <= 0)
+      result.infeasible = true;
+    else if (left > 0)
+      result = solveWithCbc(program, left, cutoff);
     if (result.infeasible && best.empty()) {
-      error = "no recompute-only schedule fits the budget (the MILP is "
-              "infeasible)";
+      error = toBeat ? "no recompute-only schedule is faster than " +
+                           formatSeconds(options.toBeatSeconds)
+                     : "no recompute-only schedule fits the budget (the "
+                       "MILP is infeasible)";
       return false;
     }
     if (result.solved) {

@@ -365,6 +365,53 @@ TEST(MilpPlannerTest, BoundCoversEveryPlanWithoutAHostLink) {
             simulate(problem, automatic.schedule).seconds * (1 + 1e-9));
 }
 
+// With a time to beat (auto's best plan so far), the MILP searches only for
+// faster plans: it still finds the optimum when that is faster, and when
+// nothing is, it says so quickly, with a bound that holds.
+TEST(MilpPlannerTest, SearchesOnlyBelowTheTimeToBeat) {
+  PlanningProblem problem = makeProblem(makeRandomChain(12, 2), 0.8);
+  PlanOptions options;
+  options.timeLimitSeconds = 60;
+  Plan optimal;
+  std::string error;
+  ASSERT_TRUE(planMilp(problem, options, optimal, error)) << error;
+  double seconds = simulate(problem, optimal.schedule).seconds;
+  // Proved optimal, or the comparisons below would prove nothing.
+  ASSERT_NEAR(optimal.lowerBoundSeconds, seconds, 1e-9 * seconds);
+  double firstRuns = 0;
+  for (const GraphNode &node : problem.graph.nodes)
+    firstRuns += node.seconds;
+  ASSERT_GT(seconds, firstRuns * (1 + 1e-6)); // it recomputes
+
+  Plan faster;
+  options.toBeatSeconds = seconds * 1.001;
+  ASSERT_TRUE(planMilp(problem, options, faster, error)) << error;
+  EXPECT_NEAR(simulate(problem, faster.schedule).seconds, seconds,
+              1e-9 * seconds);
+
+  for (double toBeat : {seconds - 0.25 * (seconds - firstRuns), firstRuns}) {
+    options.toBeatSeconds = toBeat;
+    Plan plan;
+    auto start = std::chrono::steady_clock::now();
+    bool planned = planMilp(problem, options, plan, error);
+    double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    EXPECT_LT(took, 30) << toBeat; // proved, not timed out
+    if (!planned) {
+      EXPECT_NE(error.find("no recompute-only schedule is faster than"),
+                std::string::npos)
+          << error;
+      continue;
+    }
+    // A plan no faster than the optimum, with a bound that still holds and
+    // that reaches the time to beat (less CBC's cutoff increment).
+    EXPECT_GE(simulate(problem, plan.schedule).seconds, seconds * (1 - 1e-9));
+    EXPECT_LE(plan.lowerBoundSeconds, seconds * (1 + 1e-9));
+    EXPECT_GE(plan.lowerBoundSeconds, toBeat - 1e-3 * (seconds - firstRuns));
+  }
+}
+
 // The time limit holds where one simplex solve outlasts it: on this step of
 // about 200 nodes, CBC, which checks its limit between solves, overran a
 // 3 s limit by 6 s until every solve was stopped at the deadline (8.9 s in

@@ -35,6 +35,7 @@
 
 #include "lethe/Planning/Schedule.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,10 @@ struct PlanOptions {
   /// simulated peak alone must fit, and the strategy's plan is returned as
   /// it is.
   int64_t arenaAlignment = 0;
+  /// When finite, only a plan faster than this step time is of use (auto
+  /// has one already): milp then searches only for such plans, and stops
+  /// as soon as it proves there is none. The other strategies ignore it.
+  double toBeatSeconds = std::numeric_limits<double>::infinity();
 };
 
 /// A strategy: fills `plan` with a schedule whose simulated peak is at most
