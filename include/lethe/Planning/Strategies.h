@@ -58,8 +58,9 @@ struct PlanOptions {
   /// it is.
   int64_t arenaAlignment = 0;
   /// When finite, only a plan faster than this step time is of use (auto
-  /// has one already): milp then searches only for such plans, and stops
-  /// as soon as it proves there is none. The other strategies ignore it.
+  /// has one already): milp then skips its search where its root LP (or
+  /// the first runs' time) shows there is none. The other strategies
+  /// ignore it.
   double toBeatSeconds = std::numeric_limits<double>::infinity();
 };
 
