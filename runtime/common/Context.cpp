@@ -36,8 +36,11 @@ extern "C" lethe_rt_status lethe_rt_op_begin(lethe_rt_context *context,
   if (!context)
     return LETHE_RT_ERROR;
   ContextBase &base = getContextBase(*context);
-  if (base.opHook)
-    base.opHook(base.opHookData, op_index);
+  if (!base.opHook)
+    return LETHE_RT_OK;
+  if (base.beforeOpHook)
+    base.beforeOpHook(context);
+  base.opHook(base.opHookData, op_index);
   return LETHE_RT_OK;
 }
 

@@ -27,6 +27,10 @@ struct ContextBase {
   /// What lethe_rt_op_begin calls (lethe_rt_set_op_hook).
   lethe_rt_op_hook opHook = nullptr;
   void *opHookData = nullptr;
+  /// What lethe_rt_op_begin does before it calls the hook, if anything: the
+  /// CUDA backend waits for its compute stream, so that the time between
+  /// two hooks is what the previous op took on the device, not its launch.
+  void (*beforeOpHook)(lethe_rt_context *context) = nullptr;
 };
 
 /// The common part of `context` (defined by the backend, whose context type

@@ -48,6 +48,13 @@ bool createDeviceResources(lethe_rt_context &context) {
                  cudaMalloc(&status, sizeof(uint64_t))))
     return false;
   context.deviceStatus = static_cast<uint64_t *>(status);
+  // With an op hook (the driver's --profile and --trace), each op is timed
+  // on the device: the previous one has finished when the hook runs. A
+  // failure here is the previous op's, and its next synchronizing call
+  // reports it.
+  context.beforeOpHook = [](lethe_rt_context *timed) {
+    (void)cudaStreamSynchronize(timed->compute);
+  };
   return true;
 }
 

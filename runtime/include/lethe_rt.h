@@ -795,7 +795,9 @@ lethe_rt_status lethe_rt_set_op_hook(lethe_rt_context *context,
                                      lethe_rt_op_hook hook, void *user_data);
 
 /* Marks the start of op `op_index` of a compiled step: calls the context's
- * hook, if any. Fails only on a NULL context. */
+ * hook, if any (on the CUDA backend, once the compute stream has finished
+ * the ops before, so that the time between two hooks is an op's time on the
+ * device). Fails only on a NULL context. */
 lethe_rt_status lethe_rt_op_begin(lethe_rt_context *context, int32_t op_index);
 
 #ifdef __cplusplus

@@ -6,7 +6,8 @@
 //
 // What a context does on a machine without a usable GPU (it is still created,
 // and every call that needs the device fails saying why), and the calls that
-// need no device. These run on the build machines, which have none.
+// need no device. These run on the build machines, which have none. On a GPU:
+// the op hook sees the device's work done.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +65,44 @@ TEST(ContextTest, CallsThatNeedNoDevice) {
   EXPECT_STREQ(lethe_rt_last_error(nullptr), "no runtime context");
   lethe_rt_context_destroy(context);
   lethe_rt_context_destroy(nullptr);
+}
+
+/// What the hook of OpBeginWaitsForTheComputeStreamWhenHooked reads: one
+/// float at `source`, with a plain copy on the legacy stream, which does not
+/// wait for the context's non-blocking streams.
+struct HookedRead {
+  const void *source = nullptr;
+  float value = 0;
+  cudaError_t status = cudaSuccess;
+};
+
+void readInHook(void *data, int32_t) {
+  auto *read = static_cast<HookedRead *>(data);
+  read->status = cudaMemcpy(&read->value, read->source, sizeof(float),
+                            cudaMemcpyDeviceToHost);
+}
+
+TEST_F(CudaRuntimeTest, OpBeginWaitsForTheComputeStreamWhenHooked) {
+  // A weight gradient of one element that the direct kernels compute (cuDNN
+  // cannot express pads that differ at the two ends): one thread adding
+  // 450,000 products, a millisecond or more after its launch returned.
+  const int64_t length = 450000;
+  lethe_rt_tensor x =
+      place<float>({1, 1, length}, LETHE_RT_F32, std::vector<float>(length, 1));
+  lethe_rt_tensor dy = place<float>({1, 1, length + 1}, LETHE_RT_F32,
+                                    std::vector<float>(length + 1, 1));
+  lethe_rt_tensor dw = place<float>({1, 1, 1}, LETHE_RT_F32); // 0xFF: NaN
+  const int64_t strides[] = {1}, pads[] = {0, 1}, dilations[] = {1};
+  HookedRead read;
+  read.source = dw.data;
+  ASSERT_EQ(lethe_rt_set_op_hook(context, readInHook, &read), LETHE_RT_OK);
+  ASSERT_EQ(lethe_rt_conv_grad_weight(context, &x, &dy, strides, pads,
+                                      dilations, 1, &dw, nullptr),
+            LETHE_RT_OK)
+      << lastError();
+  ASSERT_EQ(lethe_rt_op_begin(context, 1), LETHE_RT_OK);
+  ASSERT_EQ(read.status, cudaSuccess) << cudaGetErrorString(read.status);
+  EXPECT_EQ(read.value, static_cast<float>(length));
 }
 
 } // namespace
