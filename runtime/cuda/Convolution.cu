@@ -23,10 +23,12 @@
 // multiply exactly and add in f32, f64 in f64.
 //
 // The workspace: with one given (a planned step's arena block, at least the
-// op's planned workspace bytes), the algorithm must fit in it, or the call
-// fails naming the bytes the smallest deterministic one needs; with NULL,
-// the first deterministic algorithm is used and its workspace allocated and
-// freed on the compute stream (cudaMallocAsync), outside the arena.
+// op's planned workspace bytes), the algorithm must fit in it; where no
+// deterministic one does (the planner sizes the block for the CPU backend's
+// im2col, which can be far less than cuDNN asks for), the call runs in the
+// direct kernels below, which need none. With NULL, the first deterministic
+// algorithm is used and its workspace allocated and freed on the compute
+// stream (cudaMallocAsync), outside the arena.
 //
 // cuDNN pads both ends of a dim alike and sizes the data gradient by the
 // forward's output formula. A convolution it cannot express that way
@@ -512,6 +514,8 @@ bool chooseCudnnAlgorithm(lethe_rt_context *context,
   auto cached = context->convolutionAlgorithms.find(key);
   if (cached != context->convolutionAlgorithms.end()) {
     algorithm = cached->second;
+    if (algorithm.direct)
+      return true;
     return checkCudnn(context, call.kernel, "cudnnSetConvolutionMathType",
                       cudnnSetConvolutionMathType(
                           descriptors.convolution,
@@ -591,6 +595,13 @@ bool chooseCudnnAlgorithm(lethe_rt_context *context,
   if (!collected)
     return false;
   AlgorithmChoice choice = chooseAlgorithm(candidates, budgetBytes);
+  if (choice.index < 0 && budgetBytes != UINT64_MAX) {
+    // A planned workspace no deterministic algorithm fits (the plan sizes
+    // it for im2col, not for cuDNN): the direct kernels need none.
+    algorithm.direct = true;
+    context->convolutionAlgorithms.emplace(std::move(key), algorithm);
+    return true;
+  }
   if (!report(context, call.kernel,
               algorithmChoiceError(choice, budgetBytes,
                                    directionName(call.direction))))
@@ -677,6 +688,8 @@ bool runCudnn(lethe_rt_context *context, const ConvolutionCall &call,
   if (!chooseCudnnAlgorithm(context, call, geometry, descriptors, budgetBytes,
                             algorithm))
     return false;
+  if (algorithm.direct)
+    return runDirect(context, call);
   StreamScratch scratch(context, call.kernel);
   void *workspace = given;
   if (!call.workspace && algorithm.workspaceBytes > 0) {
