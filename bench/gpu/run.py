@@ -3,6 +3,7 @@
     python3 bench/gpu/run.py [--bundle .gpu-bench] [--device cuda|cpu]
         [--steps 5] [--warmup 2] [--parts lethe,profiles,lethe-largest,
         pytorch,pytorch-largest] [--models ...] [--deadline 540] [--out DIR]
+        [--merge RESULTS.json]
 
 Reads the folder bench/gpu/prepare wrote (manifest.json and the executables
 in lethe.tar.xz) and measures, for each model at its benchmark batch:
@@ -710,6 +711,22 @@ def report(args, bundle, env, models, results):
     return "\n".join(lines)
 
 
+def merge_results(results, path, clock):
+    """Fills each part of `results` this run left empty (but the profiles)
+    from the results.json at `path` (an earlier run.py --out of the same
+    bundle)."""
+    try:
+        with open(path) as handle:
+            earlier = json.load(handle)["results"]
+    except (OSError, ValueError, KeyError) as error:
+        sys.exit(f"run.py: error: cannot read the results to merge from {path} ({error})")
+    for part, measured in earlier.items():
+        # Profiles name files of that run's own folder: not carried over.
+        if part in results and part != "profiles" and not results[part] and measured:
+            results[part] = measured
+            log(clock, f"{part}: from {path}")
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -735,6 +752,10 @@ def parse_arguments(argv):
                         "batches")
     parser.add_argument("--tf32", action="store_true", help="allow TF32 in both")
     parser.add_argument("--out", help="write results.md, results.json and profiles.tar.gz here")
+    parser.add_argument("--merge", metavar="RESULTS.json",
+                        help="an earlier run's results.json (--out) whose parts fill the "
+                        "tables where this run measured nothing: PyTorch in one process, say, "
+                        "and Lethe in the next, each with its own deadline")
     args = parser.parse_args(argv)
     args.parts = [part for part in args.parts.split(",") if part]
     for part in args.parts:
@@ -808,6 +829,8 @@ def main(argv):
                     else:
                         log(clock, "PyTorch's largest batch: skipped (needs a CUDA device to "
                             "run out of memory)")
+        if args.merge:
+            merge_results(results, args.merge, clock)
         env = environment(args.device, torch)
         text = report(args, bundle, env, models, results)
         print()

@@ -149,6 +149,23 @@ class BenchModelsTest(unittest.TestCase):
             self.assertEqual(results["lethe_largest"]["mlp"]["on"]["status"], "ok")
             self.assertTrue(os.path.exists(os.path.join(out, "profiles.tar.gz")))
 
+            # A second process that runs only the profiles prints the first
+            # run's Lethe rows from its results.json, but not its profiles.
+            merged = os.path.join(scratch, "merged")
+            run = subprocess.run(
+                [sys.executable, os.path.join(BENCH, "run.py"), "--bundle", bundle, "--device",
+                 "cpu", "--steps", "2", "--warmup", "1", "--parts", "profiles", "--merge",
+                 os.path.join(out, "results.json"), "--out", merged],
+                capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            self.assertIn("lethe: from ", run.stdout)
+            self.assertNotIn("profiles: from ", run.stdout)
+            with open(os.path.join(merged, "results.json")) as handle:
+                again = json.load(handle)["results"]
+            self.assertEqual(again["lethe"]["mlp"][0]["step_seconds"], rows[0]["step_seconds"])
+            self.assertEqual(again["lethe_largest"]["mlp"]["on"]["status"], "ok")
+            self.assertEqual(set(again["profiles"]), {"mlp"})
+
             # Planned again from the measured profile, at its batch.
             measured = os.path.join(scratch, "measured")
             prepare = subprocess.run(
