@@ -711,20 +711,37 @@ def report(args, bundle, env, models, results):
     return "\n".join(lines)
 
 
-def merge_results(results, path, clock):
-    """Fills each part of `results` this run left empty (but the profiles)
-    from the results.json at `path` (an earlier run.py --out of the same
-    bundle)."""
+def merge_results(results, bundle, path, clock):
+    """Fills, model by model, what this run left empty or skipped (but the
+    profiles) from the results.json at `path`, an earlier run.py --out of the
+    same bundle."""
     try:
         with open(path) as handle:
-            earlier = json.load(handle)["results"]
+            earlier = json.load(handle)
+        measured, earlier_bundle = earlier["results"], earlier["bundle"]
     except (OSError, ValueError, KeyError) as error:
         sys.exit(f"run.py: error: cannot read the results to merge from {path} ({error})")
-    for part, measured in earlier.items():
+    if earlier_bundle != {key: value for key, value in bundle.items() if key != "models"}:
+        sys.exit(f"run.py: error: {path} was measured on another bundle; merge only the "
+                 "results of the same bench/gpu/prepare folder")
+    for part, models in measured.items():
         # Profiles name files of that run's own folder: not carried over.
-        if part in results and part != "profiles" and not results[part] and measured:
-            results[part] = measured
-            log(clock, f"{part}: from {path}")
+        if part not in results or part == "profiles":
+            continue
+        for model, rows in models.items():
+            if not skipped_everywhere(results[part].get(model)):
+                continue
+            results[part][model] = rows
+            log(clock, f"{part}, {model}: from {path}")
+
+
+def skipped_everywhere(rows):
+    """Whether a model's rows of a part hold no measurement (none at all, or
+    only rows skipped past the deadline)."""
+    if not rows:
+        return True
+    values = rows if isinstance(rows, list) else list(rows.values())
+    return all(isinstance(row, dict) and row.get("status") == "skipped" for row in values)
 
 
 # ---------------------------------------------------------------- main
@@ -830,7 +847,7 @@ def main(argv):
                         log(clock, "PyTorch's largest batch: skipped (needs a CUDA device to "
                             "run out of memory)")
         if args.merge:
-            merge_results(results, args.merge, clock)
+            merge_results(results, bundle, args.merge, clock)
         env = environment(args.device, torch)
         text = report(args, bundle, env, models, results)
         print()

@@ -158,13 +158,27 @@ class BenchModelsTest(unittest.TestCase):
                  os.path.join(out, "results.json"), "--out", merged],
                 capture_output=True, text=True)
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-            self.assertIn("lethe: from ", run.stdout)
-            self.assertNotIn("profiles: from ", run.stdout)
+            self.assertIn("lethe, mlp: from ", run.stdout)
+            self.assertNotIn("profiles, mlp: from ", run.stdout)
             with open(os.path.join(merged, "results.json")) as handle:
                 again = json.load(handle)["results"]
             self.assertEqual(again["lethe"]["mlp"][0]["step_seconds"], rows[0]["step_seconds"])
             self.assertEqual(again["lethe_largest"]["mlp"]["on"]["status"], "ok")
             self.assertEqual(set(again["profiles"]), {"mlp"})
+            # Results of another bundle are refused, in one line.
+            with open(os.path.join(out, "results.json")) as handle:
+                foreign = json.load(handle)
+            foreign["bundle"]["lethe_commit"] = "another"
+            foreign_path = os.path.join(scratch, "foreign.json")
+            with open(foreign_path, "w") as handle:
+                json.dump(foreign, handle)
+            run = subprocess.run(
+                [sys.executable, os.path.join(BENCH, "run.py"), "--bundle", bundle, "--device",
+                 "cpu", "--steps", "1", "--warmup", "0", "--parts", "profiles", "--merge",
+                 foreign_path], capture_output=True, text=True)
+            self.assertEqual(run.returncode, 1)
+            self.assertIn("was measured on another bundle", run.stderr)
+            self.assertEqual(len(run.stderr.strip().splitlines()), 1, run.stderr)
 
             # Planned again from the measured profile, at its batch.
             measured = os.path.join(scratch, "measured")

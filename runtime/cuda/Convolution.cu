@@ -23,12 +23,13 @@
 // multiply exactly and add in f32, f64 in f64.
 //
 // The workspace: with one given (a planned step's arena block, at least the
-// op's planned workspace bytes), the algorithm must fit in it; where no
-// deterministic one does (the planner sizes the block for the CPU backend's
-// im2col, which can be far less than cuDNN asks for), the call runs in the
-// direct kernels below, which need none. With NULL, the first deterministic
-// algorithm is used and its workspace allocated and freed on the compute
-// stream (cudaMallocAsync), outside the arena.
+// op's planned workspace bytes), the algorithm must fit in it; with NULL,
+// the first deterministic algorithm is used and its workspace allocated and
+// freed on the compute stream (cudaMallocAsync), outside the arena. Where no
+// deterministic algorithm fits (the planner sizes the block for the CPU
+// backend's im2col, which can be far less than cuDNN asks for) or cuDNN
+// offers none, the call runs in the direct kernels below, which need no
+// workspace.
 //
 // cuDNN pads both ends of a dim alike and sizes the data gradient by the
 // forward's output formula. A convolution it cannot express that way
@@ -594,24 +595,20 @@ bool chooseCudnnAlgorithm(lethe_rt_context *context,
   }
   if (!collected)
     return false;
-  AlgorithmChoice choice = chooseAlgorithm(candidates, budgetBytes);
-  if (choice.index < 0 && budgetBytes != UINT64_MAX) {
-    // A planned workspace no deterministic algorithm fits (the plan sizes
-    // it for im2col, not for cuDNN): the direct kernels need none.
+  int choice = chooseAlgorithm(candidates, budgetBytes);
+  if (choice < 0) {
+    // No deterministic algorithm, or none that fits a planned workspace (the
+    // plan sizes it for im2col, not for cuDNN): the direct kernels need none.
     algorithm.direct = true;
     context->convolutionAlgorithms.emplace(std::move(key), algorithm);
     return true;
   }
-  if (!report(context, call.kernel,
-              algorithmChoiceError(choice, budgetBytes,
-                                   directionName(call.direction))))
-    return false;
-  algorithm.algorithm = candidates[choice.index].algorithm;
-  algorithm.mathType = mathTypes[choice.index];
-  algorithm.workspaceBytes = candidates[choice.index].workspaceBytes;
+  algorithm.algorithm = candidates[choice].algorithm;
+  algorithm.mathType = mathTypes[choice];
+  algorithm.workspaceBytes = candidates[choice].workspaceBytes;
   if (!checkCudnn(context, call.kernel, "cudnnSetConvolutionMathType",
                   cudnnSetConvolutionMathType(descriptors.convolution,
-                                              mathTypes[choice.index])))
+                                              mathTypes[choice])))
     return false;
   context->convolutionAlgorithms.emplace(std::move(key), algorithm);
   return true;

@@ -74,34 +74,13 @@ int64_t lethe::rt::plannedWorkspaceBytes(int64_t weightChannels,
          elementBytes;
 }
 
-AlgorithmChoice
-lethe::rt::chooseAlgorithm(const std::vector<AlgorithmCandidate> &candidates,
-                           uint64_t budgetBytes) {
-  AlgorithmChoice choice;
+int lethe::rt::chooseAlgorithm(
+    const std::vector<AlgorithmCandidate> &candidates, uint64_t budgetBytes) {
   for (size_t index = 0; index < candidates.size(); ++index) {
     const AlgorithmCandidate &candidate = candidates[index];
-    if (!candidate.supported || !candidate.deterministic)
-      continue;
-    if (candidate.workspaceBytes < choice.smallestBytes)
-      choice.smallestBytes = candidate.workspaceBytes;
-    if (choice.index < 0 && candidate.workspaceBytes <= budgetBytes)
-      choice.index = static_cast<int>(index);
+    if (candidate.supported && candidate.deterministic &&
+        candidate.workspaceBytes <= budgetBytes)
+      return static_cast<int>(index);
   }
-  return choice;
-}
-
-std::string lethe::rt::algorithmChoiceError(const AlgorithmChoice &choice,
-                                            uint64_t budgetBytes,
-                                            const char *direction) {
-  if (choice.index >= 0)
-    return "";
-  if (choice.smallestBytes == UINT64_MAX)
-    return formatMessage("cuDNN offers no deterministic %s algorithm for this "
-                         "convolution",
-                         direction);
-  return formatMessage("no deterministic cuDNN %s algorithm fits the "
-                       "workspace of %llu bytes; the smallest needs %llu "
-                       "(pass a workspace of at least that, or NULL)",
-                       direction, static_cast<unsigned long long>(budgetBytes),
-                       static_cast<unsigned long long>(choice.smallestBytes));
+  return -1;
 }

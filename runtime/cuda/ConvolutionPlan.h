@@ -64,27 +64,12 @@ struct AlgorithmCandidate {
   uint64_t workspaceBytes = 0;
 };
 
-/// The choice among cuDNN's candidates, in its order of preference.
-struct AlgorithmChoice {
-  /// The index of the chosen candidate, or -1 for none.
-  int index = -1;
-  /// The least workspace of the supported deterministic candidates
-  /// (UINT64_MAX for none).
-  uint64_t smallestBytes = UINT64_MAX;
-};
-
-/// The first supported deterministic candidate whose workspace is at most
-/// `budgetBytes` (any workspace when `budgetBytes` is UINT64_MAX: the backend
-/// allocates it).
-AlgorithmChoice
-chooseAlgorithm(const std::vector<AlgorithmCandidate> &candidates,
-                uint64_t budgetBytes);
-
-/// The message for a choice with no candidate: none deterministic, or none
-/// that fits `budgetBytes`, naming the bytes that would do. `direction` names
-/// cuDNN's operation ("forward", "backward data", "backward filter").
-std::string algorithmChoiceError(const AlgorithmChoice &choice,
-                                 uint64_t budgetBytes, const char *direction);
+/// The index of the first supported deterministic candidate whose workspace
+/// is at most `budgetBytes` (any workspace when `budgetBytes` is UINT64_MAX:
+/// the backend allocates it), or -1 for none: the call then runs in the
+/// direct kernels, which need no workspace.
+int chooseAlgorithm(const std::vector<AlgorithmCandidate> &candidates,
+                    uint64_t budgetBytes);
 
 } // namespace lethe::rt
 
