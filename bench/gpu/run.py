@@ -711,19 +711,29 @@ def report(args, bundle, env, models, results):
     return "\n".join(lines)
 
 
-def merge_results(results, bundle, path, clock):
-    """Fills, model by model, what this run left empty or skipped (but the
-    profiles) from the results.json at `path`, an earlier run.py --out of the
-    same bundle."""
+def bundle_identity(bundle):
+    """What results.json records of the bundle: all but its models."""
+    return {key: value for key, value in bundle.items() if key != "models"}
+
+
+def read_merged_results(path, bundle):
+    """The results of the results.json at `path` (run.py --out), which must
+    have been measured on `bundle`; exits with one line otherwise."""
     try:
         with open(path) as handle:
             earlier = json.load(handle)
         measured, earlier_bundle = earlier["results"], earlier["bundle"]
     except (OSError, ValueError, KeyError) as error:
         sys.exit(f"run.py: error: cannot read the results to merge from {path} ({error})")
-    if earlier_bundle != {key: value for key, value in bundle.items() if key != "models"}:
+    if earlier_bundle != bundle_identity(bundle):
         sys.exit(f"run.py: error: {path} was measured on another bundle; merge only the "
                  "results of the same bench/gpu/prepare folder")
+    return measured
+
+
+def merge_results(results, measured, path, clock):
+    """Fills, model by model, what this run left empty or skipped (but the
+    profiles) from `measured`, the results read from `path`."""
     for part, models in measured.items():
         # Profiles name files of that run's own folder: not carried over.
         if part not in results or part == "profiles":
@@ -800,6 +810,8 @@ def main(argv):
     args = parse_arguments(argv)
     clock = Clock(args.deadline)
     bundle = load_bundle(args.bundle)
+    # Checked before measuring anything, so that a wrong file costs no run.
+    merged = read_merged_results(args.merge, bundle) if args.merge else None
     models = args.models.split(",") if args.models else list(bundle["models"])
     for model in models:
         if model not in bundle["models"]:
@@ -847,7 +859,7 @@ def main(argv):
                         log(clock, "PyTorch's largest batch: skipped (needs a CUDA device to "
                             "run out of memory)")
         if args.merge:
-            merge_results(results, bundle, args.merge, clock)
+            merge_results(results, merged, args.merge, clock)
         env = environment(args.device, torch)
         text = report(args, bundle, env, models, results)
         print()
@@ -856,8 +868,7 @@ def main(argv):
             with open(os.path.join(out, "results.md"), "w") as handle:
                 handle.write(text)
             with open(os.path.join(out, "results.json"), "w") as handle:
-                json.dump({"environment": env, "bundle": {key: value for key, value in
-                                                          bundle.items() if key != "models"},
+                json.dump({"environment": env, "bundle": bundle_identity(bundle),
                            "results": results}, handle, indent=1, default=str)
             if results["profiles"]:
                 with tarfile.open(os.path.join(out, "profiles.tar.gz"), "w:gz") as tar:

@@ -203,17 +203,6 @@ __global__ void addBiasKernel(void *out, const void *bias, int64_t count,
 /// Which of the convolution's three operands a call computes.
 enum class Direction { Forward, BackwardData, BackwardFilter };
 
-const char *directionName(Direction direction) {
-  switch (direction) {
-  case Direction::Forward:
-    return "forward";
-  case Direction::BackwardData:
-    return "backward data";
-  default:
-    return "backward filter";
-  }
-}
-
 /// A checked call: the convolution "X convolved with W gives Y" (the
 /// tensors' roles), which of them it computes, the bias added to it (or
 /// null) and the workspace given (or null).

@@ -55,8 +55,8 @@ namespace lethe::rt {
 struct ConvolutionAlgorithm {
   int algorithm = 0, mathType = 0;
   size_t workspaceBytes = 0;
-  /// No deterministic cuDNN algorithm fits the given workspace: the call
-  /// runs in the direct kernels.
+  /// cuDNN offers no deterministic algorithm that fits the workspace: the
+  /// call runs in the direct kernels.
   bool direct = false;
 };
 } // namespace lethe::rt
