@@ -179,6 +179,13 @@ class BenchModelsTest(unittest.TestCase):
             self.assertEqual(run.returncode, 1)
             self.assertIn("was measured on another bundle", run.stderr)
             self.assertEqual(len(run.stderr.strip().splitlines()), 1, run.stderr)
+            run = subprocess.run(
+                [sys.executable, os.path.join(BENCH, "run.py"), "--bundle", bundle, "--device",
+                 "cpu", "--parts", "profiles", "--merge", os.path.join(scratch, "missing.json")],
+                capture_output=True, text=True)
+            self.assertEqual(run.returncode, 1)
+            self.assertIn("cannot read the results to merge from", run.stderr)
+            self.assertEqual(len(run.stderr.strip().splitlines()), 1, run.stderr)
 
             # Planned again from the measured profile, at its batch.
             measured = os.path.join(scratch, "measured")

@@ -75,6 +75,16 @@ class PerturbWeightsTest(unittest.TestCase):
 
 
 class PrepareAndRunTest(unittest.TestCase):
+    def test_prepare_without_the_tools_says_what_to_build(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            run = subprocess.run([sys.executable, SCRIPT, "prepare", "--bin", scratch, "--out",
+                                  os.path.join(scratch, "out")], capture_output=True, text=True)
+            self.assertEqual(run.returncode, 1)
+            self.assertEqual(run.stderr.strip(),
+                             f"gpu-check: error: {os.path.join(scratch, 'lethec')} not found: "
+                             "build Lethe with LETHE_ENABLE_CUDA (ninja -C build)")
+            self.assertFalse(os.path.exists(os.path.join(scratch, "out")))
+
     def test_without_a_gpu_every_executable_fails_in_one_line(self):
         build = os.path.dirname(os.path.dirname(find_tool("lethec")))
         tests = os.path.join(build, "unittests", "RuntimeCuda", "LetheRuntimeCudaTests")
