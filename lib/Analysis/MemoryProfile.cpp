@@ -104,11 +104,9 @@ LogicalResult MemoryProfile::run() {
         return failure();
 
   for (auto [index, op] : llvm::enumerate(ops))
-    if (auto cost = dyn_cast<CostOpInterface>(op))
-      if (int64_t bytes = cost.getWorkspaceBytes(); bytes > 0)
-        workspaces.push_back(
-            {op, LiveInterval{bytes, static_cast<int64_t>(index),
-                              static_cast<int64_t>(index)}});
+    if (int64_t bytes = getPlannedWorkspaceBytes(op); bytes > 0)
+      workspaces.push_back({op, LiveInterval{bytes, static_cast<int64_t>(index),
+                                             static_cast<int64_t>(index)}});
 
   SmallVector<LiveInterval> intervals;
   intervals.reserve(values.size() + workspaces.size());

@@ -247,9 +247,7 @@ Interpreter::run(func::FuncOp function, std::vector<HostTensor> arguments) {
     for (auto [result, tensor] : llvm::zip(op.getResults(), results))
       define(result, std::move(tensor));
     // The op's workspace (executeOp passes it one) is held while it runs.
-    auto cost = dyn_cast<CostOpInterface>(op);
-    peakBytes =
-        std::max(peakBytes, liveBytes + (cost ? cost.getWorkspaceBytes() : 0));
+    peakBytes = std::max(peakBytes, liveBytes + getPlannedWorkspaceBytes(&op));
 
     // Free what this op used for the last time, and results nobody reads.
     for (Value operand : op.getOperands())

@@ -48,11 +48,10 @@ struct Execution {
   const lethe_rt_tensor *in(unsigned index) { return &operandViews[index]; }
   const lethe_rt_tensor *out(unsigned index = 0) { return &resultViews[index]; }
   /// The op's workspace, as a planned executable passes its arena block: a
-  /// rank-1 u8 buffer of the cost interface's workspace bytes (NULL when
-  /// the op needs none), held until the op returns.
+  /// rank-1 u8 buffer of the op's planned workspace bytes (NULL when the
+  /// op needs none), held until the op returns.
   const lethe_rt_tensor *workspace() {
-    auto cost = dyn_cast<CostOpInterface>(op);
-    workspaceBytes = cost ? cost.getWorkspaceBytes() : 0;
+    workspaceBytes = getPlannedWorkspaceBytes(&op);
     if (workspaceBytes <= 0)
       return nullptr;
     workspaceData.assign(workspaceBytes, 0);

@@ -235,6 +235,23 @@ class SteadyProfileTest(unittest.TestCase):
         self.assertEqual(steady["ops"][0]["calls"], 5)
         self.assertAlmostEqual(steady["step_seconds"], 1.5)
 
+    def test_the_workspace_asked_for_is_kept(self):
+        # An op that asked for workspace in the long run asked for it in its
+        # later steps too (the short run's are among them): prepare --measured
+        # must see it.
+        import run
+
+        def profile(steps):
+            return {"format": "lethe-program-profile", "version": 1, "steps": steps,
+                    "step_seconds": 1.0,
+                    "ops": [{"index": 0, "kind": "compute", "seconds": 1.0, "calls": steps,
+                             "workspace_bytes": 1 << 20},
+                            {"index": 1, "kind": "compute", "seconds": 0.5, "calls": steps}]}
+
+        steady = run.steady_profile(profile(6), profile(1))
+        self.assertEqual(steady["ops"][0]["workspace_bytes"], 1 << 20)
+        self.assertNotIn("workspace_bytes", steady["ops"][1])
+
 
 def load_onnx_weights(test, network, model):
     """Copies the ONNX initializers into the PyTorch model by name (NAME or

@@ -8,6 +8,7 @@
 
 #include "common/Checks.h"
 
+#include <algorithm>
 #include <cstdarg>
 
 using namespace lethe::rt;
@@ -36,12 +37,29 @@ extern "C" lethe_rt_status lethe_rt_op_begin(lethe_rt_context *context,
   if (!context)
     return LETHE_RT_ERROR;
   ContextBase &base = getContextBase(*context);
-  if (!base.opHook)
-    return LETHE_RT_OK;
-  if (base.beforeOpHook)
-    base.beforeOpHook(context);
-  base.opHook(base.opHookData, op_index);
+  if (base.opHook) {
+    if (base.beforeOpHook)
+      base.beforeOpHook(context);
+    base.opHook(base.opHookData, op_index);
+  }
+  // The hook has read what the previous op wanted; this op starts afresh.
+  base.workspaceWanted = 0;
   return LETHE_RT_OK;
+}
+
+extern "C" uint64_t
+lethe_rt_op_workspace_wanted(const lethe_rt_context *context) {
+  if (!context)
+    return 0;
+  return getContextBase(const_cast<lethe_rt_context &>(*context))
+      .workspaceWanted;
+}
+
+void lethe::rt::noteWorkspaceWanted(lethe_rt_context *context, uint64_t bytes) {
+  if (!context)
+    return;
+  uint64_t &wanted = getContextBase(*context).workspaceWanted;
+  wanted = std::max(wanted, bytes);
 }
 
 lethe_rt_status lethe::rt::fail(lethe_rt_context *context, const char *call,

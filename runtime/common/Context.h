@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The part of a runtime context that the ABI's context-level calls read
-// (lethe_rt_last_error, lethe_rt_set_op_hook, lethe_rt_op_begin) and that
-// lethe::rt::fail writes. Each backend's `struct lethe_rt_context` derives
+// (lethe_rt_last_error, lethe_rt_set_op_hook, lethe_rt_op_begin,
+// lethe_rt_op_workspace_wanted) and that lethe::rt::fail and
+// lethe::rt::noteWorkspaceWanted write. Each backend's `struct lethe_rt_context` derives
 // from ContextBase and defines getContextBase; runtime/common defines those
 // calls once, for both backends.
 //
@@ -31,11 +32,20 @@ struct ContextBase {
   /// CUDA backend waits for its compute stream, so that the time between
   /// two hooks is what the previous op took on the device, not its launch.
   void (*beforeOpHook)(lethe_rt_context *context) = nullptr;
+  /// The most workspace bytes a call since the last lethe_rt_op_begin asked
+  /// for beyond what it was given (noteWorkspaceWanted).
+  uint64_t workspaceWanted = 0;
 };
 
 /// The common part of `context` (defined by the backend, whose context type
 /// is complete there).
 ContextBase &getContextBase(lethe_rt_context &context);
+
+/// Records that a call on `context` was given less workspace than `bytes`,
+/// the least with which it would have run its fast way (lethe_rt.h,
+/// lethe_rt_op_workspace_wanted): the CUDA backend's convolutions, which
+/// run in cuDNN with that much and in direct kernels without it.
+void noteWorkspaceWanted(lethe_rt_context *context, uint64_t bytes);
 
 } // namespace lethe::rt
 

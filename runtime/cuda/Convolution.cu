@@ -26,10 +26,12 @@
 // op's planned workspace bytes), the algorithm must fit in it; with NULL,
 // the first deterministic algorithm is used and its workspace allocated and
 // freed on the compute stream (cudaMallocAsync), outside the arena. Where no
-// deterministic algorithm fits (the planner sizes the block for the CPU
-// backend's im2col, which can be far less than cuDNN asks for) or cuDNN
-// offers none, the call runs in the direct kernels below, which need no
-// workspace.
+// deterministic algorithm fits (planned from the roofline, the block is
+// sized for the CPU backend's im2col, which can be far less than cuDNN asks
+// for) or cuDNN offers none, the call runs in the direct kernels below,
+// which need no workspace. It then asks for the least workspace of a
+// deterministic algorithm (lethe_rt_op_workspace_wanted): a --profile
+// records it, and a plan from that profile gives the op that block.
 //
 // cuDNN pads both ends of a dim alike and sizes the data gradient by the
 // forward's output formula. A convolution it cannot express that way
@@ -586,9 +588,13 @@ bool chooseCudnnAlgorithm(lethe_rt_context *context,
     return false;
   int choice = chooseAlgorithm(candidates, budgetBytes);
   if (choice < 0) {
-    // No deterministic algorithm, or none that fits a planned workspace (the
-    // plan sizes it for im2col, not for cuDNN): the direct kernels need none.
+    // No deterministic algorithm, or none that fits a planned workspace (a
+    // plan from the roofline sizes it for im2col, not for cuDNN): the direct
+    // kernels need none. The call asks for the least workspace that would
+    // run it in cuDNN, which a plan from a measured profile then gives it.
     algorithm.direct = true;
+    if (int least = leastWorkspaceAlgorithm(candidates); least >= 0)
+      algorithm.wantedWorkspaceBytes = candidates[least].workspaceBytes;
     context->convolutionAlgorithms.emplace(std::move(key), algorithm);
     return true;
   }
@@ -661,21 +667,25 @@ bool runCudnn(lethe_rt_context *context, const ConvolutionCall &call,
   // The given workspace, from its first aligned byte; or none, and the
   // algorithm's allocated on the stream.
   uint8_t *given = nullptr;
-  uint64_t budgetBytes = UINT64_MAX;
+  uint64_t budgetBytes = UINT64_MAX, skipped = 0;
   if (call.workspace) {
     uintptr_t begin = reinterpret_cast<uintptr_t>(call.workspace->data);
     uintptr_t aligned = (begin + cudnnWorkspaceAlignment - 1) /
                         cudnnWorkspaceAlignment * cudnnWorkspaceAlignment;
     uint64_t bytes = static_cast<uint64_t>(call.workspace->shape[0]);
     given = reinterpret_cast<uint8_t *>(aligned);
-    budgetBytes = bytes > aligned - begin ? bytes - (aligned - begin) : 0;
+    skipped = aligned - begin;
+    budgetBytes = bytes > skipped ? bytes - skipped : 0;
   }
   ConvolutionAlgorithm algorithm;
   if (!chooseCudnnAlgorithm(context, call, geometry, descriptors, budgetBytes,
                             algorithm))
     return false;
-  if (algorithm.direct)
+  if (algorithm.direct) {
+    if (algorithm.wantedWorkspaceBytes > 0)
+      noteWorkspaceWanted(context, algorithm.wantedWorkspaceBytes + skipped);
     return runDirect(context, call);
+  }
   StreamScratch scratch(context, call.kernel);
   void *workspace = given;
   if (!call.workspace && algorithm.workspaceBytes > 0) {

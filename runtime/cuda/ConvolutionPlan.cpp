@@ -84,3 +84,16 @@ int lethe::rt::chooseAlgorithm(
   }
   return -1;
 }
+
+int lethe::rt::leastWorkspaceAlgorithm(
+    const std::vector<AlgorithmCandidate> &candidates) {
+  int least = -1;
+  for (size_t index = 0; index < candidates.size(); ++index) {
+    const AlgorithmCandidate &candidate = candidates[index];
+    if (candidate.supported && candidate.deterministic &&
+        (least < 0 ||
+         candidate.workspaceBytes < candidates[least].workspaceBytes))
+      least = static_cast<int>(index);
+  }
+  return least;
+}

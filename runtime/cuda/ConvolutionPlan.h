@@ -71,6 +71,13 @@ struct AlgorithmCandidate {
 int chooseAlgorithm(const std::vector<AlgorithmCandidate> &candidates,
                     uint64_t budgetBytes);
 
+/// The index of the supported deterministic candidate with the least
+/// workspace (the first of those with the least), or -1 for none: when
+/// chooseAlgorithm finds none within a planned workspace, the call asks for
+/// this one's workspace (lethe_rt_op_workspace_wanted), with which a plan
+/// runs it in cuDNN.
+int leastWorkspaceAlgorithm(const std::vector<AlgorithmCandidate> &candidates);
+
 } // namespace lethe::rt
 
 #endif // LETHE_RUNTIME_CUDA_CONVOLUTIONPLAN_H

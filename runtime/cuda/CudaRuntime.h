@@ -58,6 +58,10 @@ struct ConvolutionAlgorithm {
   /// cuDNN offers no deterministic algorithm that fits the workspace: the
   /// call runs in the direct kernels.
   bool direct = false;
+  /// For a direct call given a workspace: the least workspace of a
+  /// deterministic cuDNN algorithm, which the call asks for
+  /// (noteWorkspaceWanted); 0 when cuDNN offers none.
+  uint64_t wantedWorkspaceBytes = 0;
 };
 } // namespace lethe::rt
 

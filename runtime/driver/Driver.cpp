@@ -59,7 +59,8 @@ constexpr const char *kUsage =
     "  --random-weights S  draw the parameters from seed S >= 0 instead and\n"
     "                      start the optimizer state at zero (no file read)\n"
     "  --save-weights OUT  write the trained parameters and state to OUT\n"
-    "  --profile OUT.json  write each op's mean time over the steps\n"
+    "  --profile OUT.json  write each op's mean time over the steps (and the\n"
+    "                      workspace it asked for beyond its plan's)\n"
     "  --trace OUT.json    write the last step's measured memory timeline\n"
     "                      (lethe-mem's JSON schema)\n"
     "  --help              print this help\n";
@@ -326,12 +327,28 @@ void drawRandomWeights(std::mt19937_64 &rng, const ManifestArgument &argument,
 
 /// The op boundaries of one step, as the op hook records them.
 struct OpRecorder {
-  std::vector<std::pair<int32_t, Clock::time_point>> boundaries;
+  struct Boundary {
+    int32_t op;
+    Clock::time_point time;
+    /// The workspace the op's calls asked for beyond what they were given
+    /// (lethe_rt_op_workspace_wanted), read when the next op begins or the
+    /// step ends (readWanted).
+    uint64_t workspaceWanted = 0;
+  };
+  lethe_rt_context *context = nullptr;
+  std::vector<Boundary> boundaries;
+
+  /// Reads what the last op announced asked for.
+  void readWanted() {
+    if (!boundaries.empty())
+      boundaries.back().workspaceWanted = lethe_rt_op_workspace_wanted(context);
+  }
 };
 
 void recordOpBoundary(void *userData, int32_t opIndex) {
-  static_cast<OpRecorder *>(userData)->boundaries.emplace_back(opIndex,
-                                                               Clock::now());
+  auto *recorder = static_cast<OpRecorder *>(userData);
+  recorder->readWanted();
+  recorder->boundaries.push_back({opIndex, Clock::now()});
 }
 
 double secondsBetween(Clock::time_point start, Clock::time_point end) {
@@ -350,6 +367,8 @@ std::string formatDouble(const char *format, double value) {
 struct StepTimes {
   std::vector<double> start, end;
   std::vector<int64_t> calls;
+  /// Per op, the most workspace any of its calls asked for.
+  std::vector<uint64_t> workspaceWanted;
   double seconds = 0;
 };
 
@@ -359,15 +378,18 @@ StepTimes timeStep(const OpRecorder &recorder, size_t numOps,
   times.start.assign(numOps, -1);
   times.end.assign(numOps, -1);
   times.calls.assign(numOps, 0);
+  times.workspaceWanted.assign(numOps, 0);
   times.seconds = secondsBetween(stepStart, stepEnd);
   std::vector<double> total(numOps, 0);
   const auto &boundaries = recorder.boundaries;
   for (size_t call = 0; call < boundaries.size(); ++call) {
-    size_t index = boundaries[call].first;
-    double start = secondsBetween(stepStart, boundaries[call].second);
+    size_t index = boundaries[call].op;
+    double start = secondsBetween(stepStart, boundaries[call].time);
     double end = secondsBetween(stepStart, call + 1 < boundaries.size()
-                                               ? boundaries[call + 1].second
+                                               ? boundaries[call + 1].time
                                                : stepEnd);
+    times.workspaceWanted[index] = std::max(times.workspaceWanted[index],
+                                            boundaries[call].workspaceWanted);
     if (times.calls[index]++ == 0)
       times.start[index] = start;
     total[index] += end - start;
@@ -401,6 +423,7 @@ ordered_json optionalString(const std::optional<std::string> &value) {
 std::string makeProfile(const Manifest &manifest, int64_t steps,
                         const std::vector<double> &opSeconds,
                         const std::vector<int64_t> &opCalls,
+                        const std::vector<uint64_t> &opWorkspace,
                         double stepSeconds) {
   ordered_json document;
   document["format"] = "lethe-program-profile";
@@ -423,6 +446,8 @@ std::string makeProfile(const Manifest &manifest, int64_t steps,
     }
     entry["seconds"] = opSeconds[index] / steps;
     entry["calls"] = opCalls[index];
+    if (opWorkspace[index] > 0)
+      entry["workspace_bytes"] = opWorkspace[index];
     ops.push_back(std::move(entry));
   }
   document["ops"] = std::move(ops);
@@ -542,6 +567,7 @@ private:
   OpRecorder recorder;
   std::vector<double> opSeconds;
   std::vector<int64_t> opCalls;
+  std::vector<uint64_t> opWorkspace;
   StepTimes lastStep;
   double totalSeconds = 0;
 };
@@ -650,7 +676,9 @@ std::optional<Failure> Run::train() {
   size_t numOps = manifest.ops.size();
   opSeconds.assign(numOps, 0);
   opCalls.assign(numOps, 0);
+  opWorkspace.assign(numOps, 0);
   if (timeOps) {
+    recorder.context = context.get();
     recorder.boundaries.reserve(4 * numOps + 16);
     lethe_rt_set_op_hook(context.get(), recordOpBoundary, &recorder);
   }
@@ -691,14 +719,14 @@ std::optional<Failure> Run::train() {
     Clock::time_point start = Clock::now();
     lethe_rt_status status = step(context.get());
     Clock::time_point end = Clock::now();
+    recorder.readWanted();
     if (status != LETHE_RT_OK)
       return runtimeFailure("step " + std::to_string(number + 1) + " failed");
     for (const auto &boundary : recorder.boundaries)
-      if (boundary.first < 0 || static_cast<size_t>(boundary.first) >= numOps)
+      if (boundary.op < 0 || static_cast<size_t>(boundary.op) >= numOps)
         return Failure{"step " + std::to_string(number + 1) + " announced op " +
-                       std::to_string(boundary.first) +
-                       ", but the manifest has " + std::to_string(numOps) +
-                       " ops (a lethec bug)"};
+                       std::to_string(boundary.op) + ", but the manifest has " +
+                       std::to_string(numOps) + " ops (a lethec bug)"};
     // The loss, then every updated result, out before any is written back:
     // results may share bytes with arguments.
     if (lethe_rt_copy_from_arena(context.get(), lossBytes.data(),
@@ -727,6 +755,8 @@ std::optional<Failure> Run::train() {
       for (size_t index = 0; index < numOps; ++index) {
         opSeconds[index] += lastStep.end[index] - lastStep.start[index];
         opCalls[index] += lastStep.calls[index];
+        opWorkspace[index] =
+            std::max(opWorkspace[index], lastStep.workspaceWanted[index]);
       }
     }
     lethe_rt_memory_stats stats;
@@ -767,9 +797,9 @@ std::optional<Failure> Run::writeOutputs() {
     files.emplace_back(*options.saveWeightsPath, std::move(bytes));
   }
   if (options.profilePath)
-    files.emplace_back(
-        *options.profilePath,
-        makeProfile(manifest, options.steps, opSeconds, opCalls, totalSeconds));
+    files.emplace_back(*options.profilePath,
+                       makeProfile(manifest, options.steps, opSeconds, opCalls,
+                                   opWorkspace, totalSeconds));
   if (options.tracePath)
     files.emplace_back(*options.tracePath, makeTrace(manifest, lastStep));
   // All or none: an unwritable --profile must not leave --save-weights'

@@ -185,9 +185,12 @@ lethe_rt_status lethe_rt_gemm(lethe_rt_context *context,
  * LETHE_RT_U8 tensor whose one dim is its size in bytes, with data aligned to
  * 8 bytes (the arena's blocks are aligned to 256), holding at least the op's
  * workspace bytes -- the cost interface's getWorkspaceBytes() of the lethe
- * op, for which a planned step gives each such op a block of its arena
- * (`lethe.workspace_offset`) -- and the kernel uses it instead of allocating:
- * the CPU backend keeps its im2col column buffer there. Its contents before
+ * op, or the more that a measured profile found the backend asks for
+ * (`lethe.workspace_bytes`; lethe_rt_op_workspace_wanted), for which a
+ * planned step gives each such op a block of its arena
+ * (`lethe.workspace_offset`) -- and the kernel uses it instead of
+ * allocating: the CPU backend keeps its im2col column buffer there, the
+ * CUDA backend cuDNN's workspace. Its contents before
  * and after the call mean nothing. A buffer that is too small is an error
  * that names the bytes needed.
  *===----------------------------------------------------------------------===*/
@@ -799,6 +802,16 @@ lethe_rt_status lethe_rt_set_op_hook(lethe_rt_context *context,
  * the ops before, so that the time between two hooks is an op's time on the
  * device). Fails only on a NULL context. */
 lethe_rt_status lethe_rt_op_begin(lethe_rt_context *context, int32_t op_index);
+
+/* The most workspace bytes that a call on `context` since the last
+ * lethe_rt_op_begin asked for beyond the workspace it was given: the least
+ * with which it would have run its fast way, 0 when every call had what it
+ * needed (0 for a NULL context). The CUDA backend's convolutions ask: given
+ * less than the least workspace of a deterministic cuDNN algorithm, they run
+ * in direct kernels, far slower. A hook reads it for the previous op; the
+ * driver records it in --profile as the op's `workspace_bytes`, from which
+ * the planner sizes the op's workspace (docs/Executables.md). */
+uint64_t lethe_rt_op_workspace_wanted(const lethe_rt_context *context);
 
 #ifdef __cplusplus
 }

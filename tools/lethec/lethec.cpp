@@ -22,7 +22,8 @@
 // default, whatever the target). --loss and --optimizer take the option
 // strings of --lethe-add-loss and --lethe-add-optimizer, --budget and
 // --strategy the values of --lethe-plan-memory; --measured plans with the op
-// times an executable of the same step measured (its --profile);
+// times an executable of the same step measured (its --profile), and the
+// workspace its ops asked for;
 // `--optimizer none` and `--budget none` are the same as leaving them out.
 // --input-shape fixes an ONNX input's free dimensions (a dynamic batch);
 // ONNX models are binary (.onnx) or in ONNX's text format (.onnxtxt). A
@@ -49,7 +50,7 @@
 #include "lethe/InitAllPasses.h"
 #include "lethe/Interpreter/Interpreter.h"
 #include "lethe/Interpreter/TrainingLoop.h"
-#include "lethe/Planning/MeasuredTimes.h"
+#include "lethe/Planning/MeasuredProfile.h"
 #include "lethe/Planning/Strategies.h"
 #include "lethe/Planning/Timeline.h"
 #include "lethe/Target/ONNX/ImportONNX.h"
@@ -142,7 +143,7 @@ cl::opt<std::string> measuredOption(
     "measured",
     cl::desc("Plan with the op times a planned executable of the same step "
              "measured (its --profile JSON) instead of the profile's "
-             "roofline"),
+             "roofline, and the workspace its ops asked for"),
     cl::value_desc("PROFILE.json"), cl::cat(lethecCategory));
 cl::opt<std::string> targetOption(
     "target", cl::init("cpu"),
@@ -516,9 +517,9 @@ bool buildManifest(func::FuncOp function, nlohmann::json &manifest,
               "': " + file.getError().message();
       return false;
     }
-    int count = 0;
-    if (!planning::applyMeasuredTimes((*file)->getBuffer(), measuredOption,
-                                      extracted->problem, count, error))
+    planning::MeasuredNodes nodes;
+    if (!planning::applyMeasuredProfile((*file)->getBuffer(), measuredOption,
+                                        extracted->problem, nodes, error))
       return false;
   }
   planning::TimelineInfo info;

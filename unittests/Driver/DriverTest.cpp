@@ -348,12 +348,33 @@ TEST_F(DriverTest, ProfileHasOneEntryPerOp) {
     EXPECT_TRUE(op.contains("node"));
     EXPECT_GE(op["seconds"].get<double>(), 0);
     EXPECT_EQ(op["calls"], index == 4 ? 0 : 3) << index;
+    EXPECT_FALSE(op.contains("workspace_bytes")) << index;
   }
   EXPECT_EQ(profile["ops"][0]["op"], "lethe.matmul");
   EXPECT_EQ(profile["ops"][0]["node"], 0);
   EXPECT_EQ(profile["ops"][3]["op"], "offload");
   EXPECT_TRUE(profile["ops"][3]["node"].is_null());
   EXPECT_EQ(profile["ops"][4]["seconds"], 0.0);
+}
+
+// An op whose calls asked for more workspace than they were given has the
+// most they asked for in its entry, the last op of a step included; the
+// others have none.
+TEST_F(DriverTest, ProfileRecordsTheWorkspaceOpsAskedFor) {
+  RunResult result = run("--steps 2 --profile profile.json",
+                         std::string(kWantWorkspaceVariable) + "=1000000");
+  ASSERT_EQ(result.exitCode, 0) << result.err;
+  json profile = json::parse(readText(path("profile.json")));
+  ASSERT_EQ(profile["ops"].size(), 8u);
+  EXPECT_EQ(profile["ops"][0]["workspace_bytes"], 1000000);
+  EXPECT_EQ(profile["ops"][7]["workspace_bytes"], 500000);
+  for (size_t index = 1; index < 7; ++index)
+    EXPECT_FALSE(profile["ops"][index].contains("workspace_bytes")) << index;
+  // Without --profile or --trace nothing reads it, and training is the same.
+  RunResult plain = run("--steps 2");
+  RunResult asked =
+      run("--steps 2", std::string(kWantWorkspaceVariable) + "=1000000");
+  EXPECT_EQ(printedLosses(asked.out), printedLosses(plain.out));
 }
 
 TEST_F(DriverTest, Help) {

@@ -6,6 +6,7 @@
 
 #include "TestProgram.h"
 
+#include "common/Context.h"
 #include "lethe_program.h"
 
 #include <cstdlib>
@@ -149,11 +150,16 @@ extern "C" lethe_rt_status lethe_program_step(lethe_rt_context *context) {
     return LETHE_RT_ERROR;
   // diff (2304, 32 bytes) goes to the host pool and back before the gemm
   // reads it.
+  uint64_t wanted = 0;
+  if (const char *bytes = std::getenv(kWantWorkspaceVariable))
+    wanted = std::stoull(bytes);
   auto beforeOp = [&](int op) -> bool {
     if (op == 4)
       return false; // releases are free: not announced
     if (lethe_rt_op_begin(context, op))
       return true;
+    if (wanted && (op == 0 || op == 7))
+      lethe::rt::noteWorkspaceWanted(context, op == 0 ? wanted : wanted / 2);
     switch (op) {
     case 3:
       return lethe_rt_event_record(context, computed,

@@ -40,6 +40,13 @@ float computeTestStep(const float *x, const float *y, float *w, float *v,
 inline constexpr const char *kFailAtStepVariable =
     "LETHE_TEST_PROGRAM_FAIL_AT_STEP";
 
+/// The environment variable that makes the program's first op (the matmul)
+/// ask for its value in workspace bytes, and its last op (the update) for
+/// half of it, as a backend's kernel given too little workspace does
+/// (lethe_rt_op_workspace_wanted).
+inline constexpr const char *kWantWorkspaceVariable =
+    "LETHE_TEST_PROGRAM_WANT_WORKSPACE";
+
 } // namespace lethe::driver::test
 
 #endif // LETHE_UNITTESTS_DRIVER_TESTPROGRAM_H

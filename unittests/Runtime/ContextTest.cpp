@@ -29,6 +29,36 @@ TEST_F(ContextTest, ErrorsNameTheKernelAndTheProblem) {
   EXPECT_EQ(lastError(), "lethe_rt_copy: in is missing (null descriptor)");
 }
 
+// What a call asks for beyond its workspace is the op's: lethe_rt_op_begin
+// forgets it, after the hook has read it for the op before.
+TEST_F(ContextTest, WorkspaceWantedIsReadPerOp) {
+  EXPECT_EQ(lethe_rt_op_workspace_wanted(context), 0u);
+  noteWorkspaceWanted(context, 4096);
+  noteWorkspaceWanted(context, 1024);
+  EXPECT_EQ(lethe_rt_op_workspace_wanted(context), 4096u);
+  struct Seen {
+    lethe_rt_context *context;
+    std::vector<uint64_t> wanted;
+  } seen{context, {}};
+  auto hook = [](void *data, int32_t) {
+    auto *seen = static_cast<Seen *>(data);
+    seen->wanted.push_back(lethe_rt_op_workspace_wanted(seen->context));
+  };
+  ASSERT_EQ(lethe_rt_set_op_hook(context, hook, &seen), LETHE_RT_OK);
+  ASSERT_EQ(lethe_rt_op_begin(context, 0), LETHE_RT_OK);
+  EXPECT_EQ(lethe_rt_op_workspace_wanted(context), 0u);
+  noteWorkspaceWanted(context, 512);
+  ASSERT_EQ(lethe_rt_op_begin(context, 1), LETHE_RT_OK);
+  ASSERT_EQ(lethe_rt_op_begin(context, 2), LETHE_RT_OK);
+  EXPECT_EQ(seen.wanted, (std::vector<uint64_t>{4096, 512, 0}));
+  // Without a hook, an op still starts afresh.
+  ASSERT_EQ(lethe_rt_set_op_hook(context, nullptr, nullptr), LETHE_RT_OK);
+  noteWorkspaceWanted(context, 64);
+  ASSERT_EQ(lethe_rt_op_begin(context, 3), LETHE_RT_OK);
+  EXPECT_EQ(lethe_rt_op_workspace_wanted(context), 0u);
+  EXPECT_EQ(lethe_rt_op_workspace_wanted(nullptr), 0u);
+}
+
 TEST_F(ContextTest, DtypeSizes) {
   EXPECT_EQ(lethe_rt_dtype_size(LETHE_RT_F16), 2u);
   EXPECT_EQ(lethe_rt_dtype_size(LETHE_RT_BF16), 2u);

@@ -346,6 +346,18 @@ TEST(ConvolutionPlanTest, ChoosesTheFirstDeterministicAlgorithmThatFits) {
   EXPECT_EQ(chooseAlgorithm({candidates[0], candidates[1]}, UINT64_MAX), -1);
 }
 
+TEST(ConvolutionPlanTest, AsksForTheLeastDeterministicWorkspace) {
+  std::vector<AlgorithmCandidate> candidates{
+      {0, true, false, 0},      // not deterministic
+      {1, false, true, 16},     // not supported
+      {2, true, true, 1 << 20}, // the first that would run
+      {3, true, true, 1024},    // the least
+      {4, true, true, 1024}};   // as little, but later
+  EXPECT_EQ(leastWorkspaceAlgorithm(candidates), 3);
+  EXPECT_EQ(leastWorkspaceAlgorithm({candidates[0], candidates[1]}), -1);
+  EXPECT_EQ(leastWorkspaceAlgorithm({}), -1);
+}
+
 //===----------------------------------------------------------------------===//
 // The kernels on the GPU
 //===----------------------------------------------------------------------===//
@@ -421,29 +433,63 @@ void checkCase(ConvolutionTest &test, const Case &c, Workspace workspace) {
         c.dilations.data(), c.group, &dw, planned ? &convWorkspace : nullptr);
   };
   double tolerance = convolutionTolerance<T>();
+  // With a planned workspace that no deterministic cuDNN algorithm fits, a
+  // call runs in the direct kernels and asks for the least workspace that
+  // one needs (lethe_rt_op_workspace_wanted); given that much, it runs in
+  // cuDNN, asks for nothing, and is as close to the reference.
+  auto checkWantedWorkspace = [&](auto &&call, lethe_rt_tensor &space,
+                                  const lethe_rt_tensor &result,
+                                  const std::vector<double> &reference,
+                                  double bound, const std::string &name) {
+    if (!planned)
+      return;
+    lethe_rt_op_begin(test.context, 0); // forgets what earlier calls asked
+    ASSERT_EQ(call(), LETHE_RT_OK) << name << ": " << test.lastError();
+    uint64_t wanted = lethe_rt_op_workspace_wanted(test.context);
+    if (wanted == 0)
+      return;
+    EXPECT_GT(wanted, static_cast<uint64_t>(space.shape[0])) << name;
+    lethe_rt_tensor given = space;
+    space = placeWorkspace(test, static_cast<int64_t>(wanted));
+    lethe_rt_op_begin(test.context, 0);
+    ASSERT_EQ(call(), LETHE_RT_OK) << name << ": " << test.lastError();
+    EXPECT_EQ(lethe_rt_op_workspace_wanted(test.context), 0u)
+        << name << " in the " << wanted << " bytes it asked for";
+    expectClose(test.read<T>(result), reference, bound,
+                name + " in the workspace it asked for");
+    space = given;
+  };
+
+  std::vector<double> reference =
+      referenceForward(c, x, w, c.bias ? &bias : nullptr);
   ASSERT_EQ(conv(), LETHE_RT_OK) << what << ": " << test.lastError();
   std::vector<T> first = test.read<T>(out);
-  expectClose(first, referenceForward(c, x, w, c.bias ? &bias : nullptr),
-              tolerance, what + " conv");
+  expectClose(first, reference, tolerance, what + " conv");
   ASSERT_EQ(conv(), LETHE_RT_OK) << what << ": " << test.lastError();
   expectSameBits(test.read<T>(out), first, what + " conv again");
+  checkWantedWorkspace(conv, convWorkspace, out, reference, tolerance,
+                       what + " conv");
 
+  reference = referenceBackwardData(c, y, w, c.bias ? &xBias : nullptr);
   ASSERT_EQ(transpose(), LETHE_RT_OK) << what << ": " << test.lastError();
   first = test.read<T>(transposed);
-  expectClose(first, referenceBackwardData(c, y, w, c.bias ? &xBias : nullptr),
-              tolerance, what + " conv_transpose");
+  expectClose(first, reference, tolerance, what + " conv_transpose");
   ASSERT_EQ(transpose(), LETHE_RT_OK) << what << ": " << test.lastError();
   expectSameBits(test.read<T>(transposed), first, what + " transpose again");
+  checkWantedWorkspace(transpose, transposeWorkspace, transposed, reference,
+                       tolerance, what + " conv_transpose");
 
+  reference = referenceBackwardFilter(c, x, y);
   ASSERT_EQ(gradWeight(), LETHE_RT_OK) << what << ": " << test.lastError();
   first = test.read<T>(dw);
   // The weight gradient sums over images and positions: scaled by their
   // count's root, the typical size of the sum.
   double terms = std::sqrt(static_cast<double>(countOf(yShape) / yShape[1]));
-  expectClose(first, referenceBackwardFilter(c, x, y), tolerance * terms,
-              what + " conv_grad_weight");
+  expectClose(first, reference, tolerance * terms, what + " conv_grad_weight");
   ASSERT_EQ(gradWeight(), LETHE_RT_OK) << what << ": " << test.lastError();
   expectSameBits(test.read<T>(dw), first, what + " grad_weight again");
+  checkWantedWorkspace(gradWeight, convWorkspace, dw, reference,
+                       tolerance * terms, what + " conv_grad_weight");
 }
 
 /// checkCase over every case, with each of `workspaces`, in a fresh arena

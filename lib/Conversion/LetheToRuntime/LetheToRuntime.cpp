@@ -281,14 +281,13 @@ LogicalResult StepLowering::readLayout() {
       hostOffsets[offload.getOutput()] = offset.getInt();
       continue;
     }
-    if (auto cost = dyn_cast<CostOpInterface>(op))
-      if (int64_t bytes = cost.getWorkspaceBytes(); bytes > 0) {
-        auto offset = op.getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
-        if (!offset)
-          return fail(op.getName().getStringRef() + " has no " +
-                      kWorkspaceOffsetAttr + " for its workspace");
-        workspaceBlocks[&op] = {offset.getInt(), bytes};
-      }
+    if (int64_t bytes = getPlannedWorkspaceBytes(&op); bytes > 0) {
+      auto offset = op.getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
+      if (!offset)
+        return fail(op.getName().getStringRef() + " has no " +
+                    kWorkspaceOffsetAttr + " for its workspace");
+      workspaceBlocks[&op] = {offset.getInt(), bytes};
+    }
     if (op.getNumResults() == 0)
       continue;
     auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("lethe.offsets");

@@ -1453,3 +1453,30 @@ func.func @use_after_release(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %y = lethe.relu %x : tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// Dialect attributes
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @workspace_negative(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{lethe.workspace_bytes must be a non-negative i64 byte count, got -1 : i64}}
+  %y = lethe.relu %x {lethe.workspace_bytes = -1 : i64} : tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @workspace_not_integer(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{lethe.workspace_bytes must be a non-negative i64 byte count, got "big"}}
+  %y = lethe.relu %x {lethe.workspace_bytes = "big"} : tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @workspace_not_lethe(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{lethe.workspace_bytes is for lethe ops, which have a workspace}}
+  "func.return"(%x) {lethe.workspace_bytes = 256 : i64} : (tensor<4x16xf32>) -> ()
+}

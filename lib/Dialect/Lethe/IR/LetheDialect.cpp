@@ -4,7 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Registers the ops and types of the `lethe` dialect.
+// Registers the ops and types of the `lethe` dialect, and checks the one
+// dialect attribute of ops whose meaning the IR carries
+// (lethe.workspace_bytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,4 +33,21 @@ void LetheDialect::initialize() {
 #define GET_TYPEDEF_LIST
 #include "lethe/Dialect/Lethe/IR/LetheTypes.cpp.inc"
       >();
+}
+
+LogicalResult LetheDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attribute) {
+  // The other `lethe.*` attributes of ops and functions are the passes' and
+  // drivers' to check (Transforms/Attributes.h).
+  if (attribute.getName() != kWorkspaceBytesAttr)
+    return success();
+  if (!isa<CostOpInterface>(op))
+    return op->emitError() << kWorkspaceBytesAttr
+                           << " is for lethe ops, which have a workspace";
+  auto bytes = dyn_cast<IntegerAttr>(attribute.getValue());
+  if (!bytes || !bytes.getType().isSignlessInteger(64) || bytes.getInt() < 0)
+    return op->emitError() << kWorkspaceBytesAttr
+                           << " must be a non-negative i64 byte count, got "
+                           << attribute.getValue();
+  return success();
 }

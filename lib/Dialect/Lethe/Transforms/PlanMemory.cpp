@@ -18,7 +18,7 @@
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 #include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
 #include "lethe/Planning/ArenaLayout.h"
-#include "lethe/Planning/MeasuredTimes.h"
+#include "lethe/Planning/MeasuredProfile.h"
 #include "lethe/Planning/Strategies.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -131,12 +131,19 @@ struct PlanMemoryPass
             << "': " << file.getError().message();
         return signalPassFailure();
       }
-      int count = 0;
-      if (!planning::applyMeasuredTimes((*file)->getBuffer(), measured, problem,
-                                        count, error)) {
+      planning::MeasuredNodes nodes;
+      if (!planning::applyMeasuredProfile((*file)->getBuffer(), measured,
+                                          problem, nodes, error)) {
         emitError(func.getLoc(), "lethe-plan-memory: ") << error;
         return signalPassFailure();
       }
+      // The workspace a backend asked for is the op's from now on: the
+      // arena gives it that block and the lowering passes it.
+      Builder builder(func.getContext());
+      for (int node : nodes.widened)
+        extracted->nodeOps[node]->setAttr(
+            kWorkspaceBytesAttr, builder.getI64IntegerAttr(
+                                     problem.graph.nodes[node].workspaceBytes));
     }
     planning::SimulationResult unplanned =
         planning::simulate(problem, extracted->schedule);

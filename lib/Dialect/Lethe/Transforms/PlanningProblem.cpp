@@ -253,7 +253,7 @@ mlir::lethe::extractPlanningProblem(func::FuncOp function,
     node.recomputable = node.role == planning::NodeRole::Forward && isPure(&op);
     // Scratch the op holds while it runs, at the size its arena block takes
     // (--lethe-assign-arena gives it one).
-    if (int64_t workspace = cost.getWorkspaceBytes(); workspace > 0)
+    if (int64_t workspace = getPlannedWorkspaceBytes(&op); workspace > 0)
       node.workspaceBytes =
           planning::alignBytes(workspace, planning::kDefaultArenaAlignment);
     node.inputs = inputs;

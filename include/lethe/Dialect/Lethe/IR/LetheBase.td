@@ -32,11 +32,16 @@ def Lethe_Dialect : Dialect {
     semantics (pads, strides, dilations, group, axis, epsilon, ...), so that
     importing an ONNX node is a direct mapping. Every operator implements the
     `CostOpInterface` (FLOPs, bytes read and written, workspace bytes), which
-    the memory planner uses to estimate time.
+    the memory planner uses to estimate time. An op may carry
+    `lethe.workspace_bytes = N : i64` (N >= 0, checked by the dialect): the
+    workspace a measured profile found its backend asks for, which then
+    replaces the interface's where it is larger.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let useDefaultAttributePrinterParser = 0;
   let useDefaultTypePrinterParser = 1;
+  // `lethe.workspace_bytes` on an op (LetheInterfaces.h) is checked.
+  let hasOperationAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -230,7 +230,9 @@ def PlanMemoryPass : Pass<"lethe-plan-memory", "::mlir::ModuleOp"> {
     the plan is read from a plan file instead, and checked. With
     `measured=FILE`, a planned executable's `--profile` output for the same
     step, the ops it timed take their measured times instead of the
-    roofline's (profile-guided planning).
+    roofline's (profile-guided planning), and an op that asked for more
+    workspace than it was given gets that much (`lethe.workspace_bytes` on
+    the op, which the later passes take as its workspace).
 
     The plan is recorded as the function's `lethe.plan` attribute: the
     strategy, the budget, the simulated peak and time against the unplanned
@@ -259,7 +261,8 @@ def PlanMemoryPass : Pass<"lethe-plan-memory", "::mlir::ModuleOp"> {
     Option<"timeLimit", "time-limit", "double", /*default=*/"60",
            "Seconds the strategy may spend">,
     Option<"measured", "measured", "std::string", /*default=*/"",
-           "Op times measured by a planned executable (its --profile JSON)">,
+           "Op times and workspace measured by a planned executable (its "
+           "--profile JSON)">,
     Option<"planIn", "plan-in", "std::string", /*default=*/"",
            "Read the plan from this JSON file instead of planning">,
     Option<"planOut", "plan-out", "std::string", /*default=*/"",

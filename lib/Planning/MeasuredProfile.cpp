@@ -1,26 +1,37 @@
-//===- MeasuredTimes.cpp - Op times measured by a planned executable ------===//
+//===- MeasuredProfile.cpp - What a planned executable measured ----------===//
 //
 // Part of the Lethe project.
 //
 //===----------------------------------------------------------------------===//
 
-#include "lethe/Planning/MeasuredTimes.h"
+#include "lethe/Planning/MeasuredProfile.h"
+
+#include "lethe/Planning/ArenaLayout.h"
 
 #include "JsonUtils.h"
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
 using namespace lethe::planning;
 using namespace lethe::planning::json_utils;
 
-bool lethe::planning::applyMeasuredTimes(std::string_view text,
-                                         std::string_view origin,
-                                         PlanningProblem &problem,
-                                         int &measured, std::string &error) {
+namespace {
+/// The most workspace a profile may ask for (1 PiB): far beyond any device,
+/// and far from overflowing the planner's sums.
+constexpr int64_t kMaxWorkspaceBytes = int64_t{1} << 50;
+} // namespace
+
+bool lethe::planning::applyMeasuredProfile(std::string_view text,
+                                           std::string_view origin,
+                                           PlanningProblem &problem,
+                                           MeasuredNodes &measured,
+                                           std::string &error) {
   TrainingGraph &graph = problem.graph;
   std::vector<double> sums(graph.nodes.size(), 0);
   std::vector<int> counts(graph.nodes.size(), 0);
+  std::vector<int64_t> workspaces(graph.nodes.size(), 0);
   try {
     json document = parseDocument(text);
     if (!document.is_object())
@@ -58,17 +69,29 @@ bool lethe::planning::applyMeasuredTimes(std::string_view text,
       sums[node] +=
           getNonNegative(getMember(op, "seconds", where), where + ".seconds");
       ++counts[node];
+      if (op.contains("workspace_bytes"))
+        workspaces[node] =
+            std::max(workspaces[node], getInteger(op["workspace_bytes"],
+                                                  where + ".workspace_bytes", 0,
+                                                  kMaxWorkspaceBytes));
     }
   } catch (const SchemaError &schemaError) {
     error =
         "measured profile " + std::string(origin) + ": " + schemaError.what();
     return false;
   }
-  measured = 0;
-  for (size_t node = 0; node < graph.nodes.size(); ++node)
+  measured = MeasuredNodes();
+  for (size_t node = 0; node < graph.nodes.size(); ++node) {
+    GraphNode &info = graph.nodes[node];
     if (counts[node]) {
-      graph.nodes[node].seconds = sums[node] / counts[node];
-      ++measured;
+      info.seconds = sums[node] / counts[node];
+      ++measured.timed;
     }
+    int64_t workspace = alignBytes(workspaces[node], kDefaultArenaAlignment);
+    if (workspace > info.workspaceBytes) {
+      info.workspaceBytes = workspace;
+      measured.widened.push_back(static_cast<int>(node));
+    }
+  }
   return true;
 }
