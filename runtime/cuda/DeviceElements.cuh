@@ -134,6 +134,69 @@ bool launchRows(lethe_rt_context *context, const char *call,
   return checkLaunch(context, call, kernelName);
 }
 
+/// The column kernels, which fold groups whose members are strided (a sum
+/// over the rows, such as a bias gradient): each block holds kColumnGroups
+/// neighbouring groups across (threadIdx.x, so that a warp reads
+/// neighbouring elements of a row) and `lanes` lanes down (threadIdx.y, up
+/// to kColumnLanes): lane l folds members l, l + lanes, ... of its group in
+/// order, then lane 0 folds the lanes' results in lane order (combineLanes).
+/// The order depends on the shape alone, so the same inputs give the same
+/// bits; with one lane it is the CPU backend's.
+constexpr int kColumnGroups = 32;
+constexpr int kColumnLanes = 32;
+/// The most threads of a column kernel's block: its __launch_bounds__, which
+/// holds its registers within what so many threads may have.
+constexpr int kColumnThreads = kColumnGroups * kColumnLanes;
+
+/// The lanes of a column kernel for groups of `members` members: one for a
+/// short group (folded in order, as the CPU backend folds), kColumnLanes
+/// for a long one.
+inline int columnLanes(int64_t members) {
+  return members < minBlockGroup ? 1 : kColumnLanes;
+}
+
+/// Lane 0's fold with `op`, in lane order, of each lane's `value` for the
+/// group of threadIdx.x (the other lanes get their own value back).
+/// `partial` is shared memory; every thread of the block must call it.
+template <typename V, typename Op>
+__device__ V combineLanes(V value, Op op, V (*partial)[kColumnGroups]) {
+  partial[threadIdx.y][threadIdx.x] = value;
+  __syncthreads();
+  if (threadIdx.y == 0)
+    for (unsigned lane = 1; lane < blockDim.y; ++lane)
+      value = op(value, partial[lane][threadIdx.x]);
+  // Until lane 0 has read them all, no later call may overwrite partial.
+  __syncthreads();
+  return value;
+}
+
+/// The groups of a column kernel's block, kColumnGroups at a time: `first`
+/// walks the first group of each tile (the same for every thread of the
+/// block, so that combineLanes may be called in the loop).
+#define LETHE_COLUMN_TILE_LOOP(first, count)                                   \
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kColumnGroups;       \
+       first < (count);                                                        \
+       first += static_cast<int64_t>(gridDim.x) * kColumnGroups)
+
+/// Launches a column kernel over `groups` groups with `lanes` lanes (up to
+/// maxRowBlocks blocks of kColumnGroups groups, the kernel looping over the
+/// rest) on the compute stream; records an error naming `call` and
+/// `kernelName` when the launch fails. Nothing is launched for 0 groups.
+template <typename... Parameters, typename... Arguments>
+bool launchColumns(lethe_rt_context *context, const char *call,
+                   const char *kernelName, int64_t groups, int lanes,
+                   void (*kernel)(Parameters...), Arguments &&...arguments) {
+  if (groups == 0)
+    return true;
+  int64_t blocks = (groups + kColumnGroups - 1) / kColumnGroups;
+  if (blocks > maxRowBlocks)
+    blocks = maxRowBlocks;
+  (void)cudaGetLastError(); // as in launchElementwise
+  kernel<<<static_cast<unsigned>(blocks), dim3(kColumnGroups, lanes), 0,
+           context->compute>>>(std::forward<Arguments>(arguments)...);
+  return checkLaunch(context, call, kernelName);
+}
+
 /// Calls `launch(first)`, which launches kernels on the compute stream that
 /// atomicMin into *first the index of each element they flag, and sets
 /// `found` to the smallest index flagged (-1 for none). Waits for the compute

@@ -18,9 +18,11 @@
 // sums in a fixed tree (blockReduce), within rounding of the CPU's sums. One
 // kernel does a group's passes (statistics, then the outputs), so that
 // nothing passes between kernels. Layer norm's dscale and dbias add over the
-// rows in order, one thread per element of the normalized shape (neighbouring
-// threads read neighbouring elements), with the CPU's bits; that kernel runs
-// before the one that writes dx, which may be dy itself.
+// rows in a column kernel (DeviceElements.cuh: neighbouring threads read
+// neighbouring elements, lanes share out the rows): fewer than minBlockGroup
+// rows in one lane, in order, with the CPU's bits, more in kColumnLanes
+// lanes, within rounding of them; that kernel runs before the one that
+// writes dx, which may be dy itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,11 +68,25 @@ __global__ void batchNormKernel(BatchNormInference inference, int64_t count) {
   LETHE_GRID_STRIDE_LOOP(i, count) { inference.template element<T>(i); }
 }
 
-/// Layer norm's dscale and dbias, one thread per element of the normalized
-/// shape.
+/// Layer norm's dscale and dbias: kColumnGroups elements of the normalized
+/// shape to a block, each by its lanes (LayerNormGradient::column).
 template <typename T>
-__global__ void layerNormColumnsKernel(LayerNormGradient gradient) {
-  LETHE_GRID_STRIDE_LOOP(k, gradient.size) { gradient.template column<T>(k); }
+__global__ void __launch_bounds__(kColumnThreads)
+    layerNormColumnsKernel(LayerNormGradient gradient) {
+  __shared__ double scaleParts[kColumnLanes][kColumnGroups],
+      biasParts[kColumnLanes][kColumnGroups];
+  auto add = [](double a, double b) { return a + b; };
+  LETHE_COLUMN_TILE_LOOP(first, gradient.size) {
+    int64_t k = first + threadIdx.x;
+    double scaleGrad = 0, biasGrad = 0;
+    if (k < gradient.size)
+      gradient.template columnLane<T>(k, threadIdx.y, blockDim.y, scaleGrad,
+                                      biasGrad);
+    scaleGrad = combineLanes(scaleGrad, add, scaleParts);
+    biasGrad = combineLanes(biasGrad, add, biasParts);
+    if (k < gradient.size && threadIdx.y == 0)
+      gradient.setColumn(k, scaleGrad, biasGrad);
+  }
 }
 
 /// Launches `count` groups of `size` elements each over x's dtype (see the
@@ -251,9 +267,9 @@ extern "C" lethe_rt_status lethe_rt_layer_norm_grad(
   gradient.size = normalizedSize(*x, axis);
   // dscale and dbias first: they read dy, which dx may overwrite.
   if (launchForFloat(x->dtype, [&](auto tag) {
-        return launchElementwise(
-            context, kernel, "layerNormColumnsKernel", gradient.size,
-            layerNormColumnsKernel<decltype(tag)>, gradient);
+        return launchColumns(context, kernel, "layerNormColumnsKernel",
+                             gradient.size, columnLanes(gradient.rows),
+                             layerNormColumnsKernel<decltype(tag)>, gradient);
       }) != LETHE_RT_OK)
     return LETHE_RT_ERROR;
   return launchGroups(context, kernel, x->dtype, gradient, gradient.rows,

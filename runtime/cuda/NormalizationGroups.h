@@ -275,7 +275,9 @@ template <typename Offsets> struct LayerNormForward {
 /// scaled = dy * scale, dx = inv_std (scaled - (sum(scaled) + xhat
 /// sum(scaled xhat)) / size) per row (`group`), and dscale = sum(dy xhat),
 /// dbias = sum(dy) per element of the normalized shape over the rows
-/// (`column`, which adds the rows in order).
+/// (`column`: each of `lanes` lanes adds its rows in order, then the lanes'
+/// sums add in lane order; with one lane, the rows in order, the CPU
+/// backend's bits).
 struct LayerNormGradient {
   const void *dy = nullptr, *x = nullptr;
   void *dx = nullptr;
@@ -310,16 +312,41 @@ struct LayerNormGradient {
     }
   }
 
-  /// dscale and dbias of element k of the normalized shape.
-  template <typename T> LETHE_HOST_DEVICE void column(int64_t k) const {
-    double scaleGrad = 0, biasGrad = 0;
-    for (int64_t r = 0; r < rows; ++r) {
+  /// Lane `lane` of `lanes`'s sums for dscale and dbias of element k of the
+  /// normalized shape: over rows lane, lane + lanes, ... in order.
+  template <typename T>
+  LETHE_HOST_DEVICE void columnLane(int64_t k, int64_t lane, int64_t lanes,
+                                    double &scaleGrad, double &biasGrad) const {
+    scaleGrad = 0;
+    biasGrad = 0;
+    for (int64_t r = lane; r < rows; r += lanes) {
       double g = load<T>(dy, r * size + k);
       scaleGrad += g * xhat<T>(r, k);
       biasGrad += g;
     }
+  }
+
+  /// Stores dscale and dbias of element k.
+  LETHE_HOST_DEVICE void setColumn(int64_t k, double scaleGrad,
+                                   double biasGrad) const {
     dscale.set(k, scaleGrad);
     dbias.set(k, biasGrad);
+  }
+
+  /// dscale and dbias of element k, its rows shared out among `lanes` lanes
+  /// as the column kernel shares them (the lanes' sums added in lane order,
+  /// starting from lane 0's).
+  template <typename T>
+  LETHE_HOST_DEVICE void column(int64_t k, int64_t lanes) const {
+    double scaleGrad = 0, biasGrad = 0;
+    columnLane<T>(k, 0, lanes, scaleGrad, biasGrad);
+    for (int64_t lane = 1; lane < lanes; ++lane) {
+      double laneScale = 0, laneBias = 0;
+      columnLane<T>(k, lane, lanes, laneScale, laneBias);
+      scaleGrad += laneScale;
+      biasGrad += laneBias;
+    }
+    setColumn(k, scaleGrad, biasGrad);
   }
 };
 

@@ -12,13 +12,16 @@
 // NaN, a max over nothing -inf (the lowest value for integers).
 //
 // Each output element folds one group of x. A short group (fewer than
-// minBlockGroup elements), or one whose elements are not contiguous in x,
-// folds in one thread in increasing row-major order of x, as the CPU backend
-// does, and gives its bits; threads of neighbouring outputs then read
-// neighbouring elements. A long group along x's innermost dims folds in one
-// block (blockReduce): integer sums and maxima are the same in any order, f64
-// sums agree with the CPU's within rounding, not bit for bit (and a maximum
-// over +0 and -0 may be either zero).
+// minBlockGroup elements) folds in one thread in increasing row-major order
+// of x, as the CPU backend does, and gives its bits; threads of neighbouring
+// outputs then read neighbouring elements. A long group along x's innermost
+// dims folds in one block (blockReduce); a long one whose elements are not
+// contiguous (a sum over the rows, such as a bias gradient) in the lanes of
+// a column kernel (DeviceElements.cuh), neighbouring groups side by side. In
+// both, the order is fixed by the shape: integer sums and maxima are the
+// same in any order, f64 sums agree with the CPU's within rounding, not bit
+// for bit (and a maximum over +0 and -0 may be either zero).
+// lethe_rt_reduce_max_grad folds strided groups in one thread each.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,6 +129,30 @@ __global__ void reduceBlockKernel(const void *x, void *out,
   }
 }
 
+/// Long strided groups, kColumnGroups to a block, each by its lanes.
+template <typename T, lethe_rt_reduce_kind Kind>
+__global__ void __launch_bounds__(kColumnThreads)
+    reduceColumnsKernel(const void *x, void *out, GroupLayout layout) {
+  using W = WideType<T>;
+  __shared__ W partial[kColumnLanes][kColumnGroups];
+  Fold<T, Kind> fold;
+  LETHE_COLUMN_TILE_LOOP(first, layout.groupCount) {
+    int64_t group = first + threadIdx.x;
+    bool active = group < layout.groupCount;
+    W acc = fold.identity();
+    if (active) {
+      int64_t start = layout.groupStart(group);
+#pragma unroll 4
+      for (int64_t member = threadIdx.y; member < layout.memberCount;
+           member += blockDim.y)
+        acc = fold(acc, load<T>(x, start + layout.memberOffset(member)));
+    }
+    acc = combineLanes(acc, fold, partial);
+    if (active && threadIdx.y == 0)
+      store<T>(out, group, fold.finish(acc, layout.memberCount));
+  }
+}
+
 /// The gradient of a max for one group, by `lane` of `lanes` threads: each
 /// maximum (x equal to y) gets dy / ties in the compute type, the rest 0;
 /// `countTies` sums the lanes' counts of maxima. NaN equals nothing.
@@ -176,12 +203,14 @@ __global__ void maxGradBlockKernel(const void *dy, const void *x, const void *y,
 /// `out` is x reduced over them, with or without the kept dims
 /// (reductionAxesError, whose messages call lethe_rt_reduce_max_grad's y
 /// "out" too);
-/// builds the layout of the groups and says whether a block should fold each
-/// (see the file comment).
+/// builds the layout of the groups and says how to fold each (see the file
+/// comment).
+enum class GroupFold { Thread, Block, Columns };
+
 bool groupLayout(lethe_rt_context *context, const char *kernel,
                  const lethe_rt_tensor &x, const int64_t *axes,
                  int64_t num_axes, const lethe_rt_tensor &out,
-                 GroupLayout &layout, bool &byBlock) {
+                 GroupLayout &layout, GroupFold &how) {
   std::vector<bool> reduced;
   if (!report(context, kernel,
               reductionAxesError(x, axes, num_axes, out, reduced)))
@@ -208,8 +237,11 @@ bool groupLayout(lethe_rt_context *context, const char *kernel,
     if (reduced[dim])
       layout.memberCount *= x.shape[dim];
   // Contiguous groups: the members merged into one dim of stride 1.
-  byBlock = layout.memberCount >= minBlockGroup && layout.members.rank == 1 &&
-            layout.members.strides[0][0] == 1;
+  bool contiguous =
+      layout.members.rank == 1 && layout.members.strides[0][0] == 1;
+  how = layout.memberCount < minBlockGroup ? GroupFold::Thread
+        : contiguous                       ? GroupFold::Block
+                                           : GroupFold::Columns;
   return true;
 }
 
@@ -235,10 +267,15 @@ bool launchGroups(lethe_rt_context *context, const char *call,
 template <typename T, lethe_rt_reduce_kind Kind>
 bool runReduce(lethe_rt_context *context, const lethe_rt_tensor &x,
                const lethe_rt_tensor &out, const GroupLayout &layout,
-               bool byBlock) {
-  return launchGroups(context, "lethe_rt_reduce", "reduce", layout, byBlock,
-                      reduceThreadKernel<T, Kind>, reduceBlockKernel<T, Kind>,
-                      x.data, out.data, layout);
+               GroupFold how) {
+  if (how == GroupFold::Columns)
+    return launchColumns(context, "lethe_rt_reduce", "reduceColumnsKernel",
+                         layout.groupCount, columnLanes(layout.memberCount),
+                         reduceColumnsKernel<T, Kind>, x.data, out.data,
+                         layout);
+  return launchGroups(context, "lethe_rt_reduce", "reduce", layout,
+                      how == GroupFold::Block, reduceThreadKernel<T, Kind>,
+                      reduceBlockKernel<T, Kind>, x.data, out.data, layout);
 }
 
 } // namespace
@@ -260,8 +297,8 @@ lethe_rt_reduce(lethe_rt_context *context, lethe_rt_reduce_kind kind,
   if (kind != LETHE_RT_REDUCE_MAX && x->dtype == LETHE_RT_I1)
     return fail(context, kernel, "sum and mean need a numeric x, got i1");
   GroupLayout layout;
-  bool byBlock = false;
-  if (!groupLayout(context, kernel, *x, axes, num_axes, *out, layout, byBlock))
+  GroupFold how = GroupFold::Thread;
+  if (!groupLayout(context, kernel, *x, axes, num_axes, *out, layout, how))
     return LETHE_RT_ERROR;
   if (kind == LETHE_RT_REDUCE_MEAN && !isFloat(x->dtype) &&
       layout.memberCount == 0 && layout.groupCount > 0)
@@ -273,13 +310,13 @@ lethe_rt_reduce(lethe_rt_context *context, lethe_rt_reduce_kind kind,
     using T = decltype(tag);
     if (kind == LETHE_RT_REDUCE_MAX)
       launched =
-          runReduce<T, LETHE_RT_REDUCE_MAX>(context, *x, *out, layout, byBlock);
+          runReduce<T, LETHE_RT_REDUCE_MAX>(context, *x, *out, layout, how);
     else if constexpr (!std::is_same_v<T, Bool>)
       launched = kind == LETHE_RT_REDUCE_SUM
                      ? runReduce<T, LETHE_RT_REDUCE_SUM>(context, *x, *out,
-                                                         layout, byBlock)
+                                                         layout, how)
                      : runReduce<T, LETHE_RT_REDUCE_MEAN>(context, *x, *out,
-                                                          layout, byBlock);
+                                                          layout, how);
   });
   return launched ? LETHE_RT_OK : LETHE_RT_ERROR;
 }
@@ -299,15 +336,16 @@ lethe_rt_reduce_max_grad(lethe_rt_context *context, const lethe_rt_tensor *dy,
       !checkSameShape(context, kernel, "x", *x, "dx", *dx))
     return LETHE_RT_ERROR;
   GroupLayout layout;
-  bool byBlock = false;
-  if (!groupLayout(context, kernel, *x, axes, num_axes, *y, layout, byBlock))
+  GroupFold how = GroupFold::Thread;
+  if (!groupLayout(context, kernel, *x, axes, num_axes, *y, layout, how))
     return LETHE_RT_ERROR;
   if (numElements(*x) == 0)
     return LETHE_RT_OK;
   return launchForFloat(x->dtype, [&](auto tag) {
     using T = decltype(tag);
-    return launchGroups(context, kernel, "maxGrad", layout, byBlock,
-                        maxGradThreadKernel<T>, maxGradBlockKernel<T>, dy->data,
-                        x->data, y->data, dx->data, layout);
+    return launchGroups(context, kernel, "maxGrad", layout,
+                        how == GroupFold::Block, maxGradThreadKernel<T>,
+                        maxGradBlockKernel<T>, dy->data, x->data, y->data,
+                        dx->data, layout);
   });
 }

@@ -492,9 +492,11 @@ void checkLayerNormGrad(NormalizationTest &test,
   gradient.dbias = dbias.hostValues();
   gradient.rows = rows;
   gradient.size = size;
+  // dscale and dbias: the rows shared out among the lanes the column kernel
+  // gives them (one, in order, for fewer than 64 rows), bit for bit.
+  int64_t lanes = rows < 64 ? 1 : 32;
   for (int64_t k = 0; k < size; ++k)
-    gradient.column<T>(k);
-  // dscale and dbias add the rows in order, one thread per element.
+    gradient.column<T>(k, lanes);
   expectHostBits(test, dscale, "dscale");
   expectHostBits(test, dbias, "dbias");
   if (foldsInOneThread(size)) {
@@ -541,6 +543,14 @@ TEST_F(NormalizationTest, LayerNormGradLongRows) {
   checkLayerNormGrad<float, float>(*this, {4, 1000}, 1);
   checkLayerNormGrad<double, double>(*this, {3, 5, 60}, 1);
   checkLayerNormGrad<Half, double>(*this, {4, 1000}, 1);
+}
+
+// 64 rows and more: dscale and dbias in 32 lanes, over elements of the
+// normalized shape that fill one tile of 32 and part of the next.
+TEST_F(NormalizationTest, LayerNormGradManyRows) {
+  checkLayerNormGrad<float, float>(*this, {100, 40}, 1);
+  checkLayerNormGrad<double, double>(*this, {5, 13, 33}, 2);
+  checkLayerNormGrad<BFloat16, float>(*this, {64, 7}, 1);
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,10 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // lethe_rt_reduce (sum, mean, max) and lethe_rt_reduce_max_grad on the CUDA
-// backend, over groups that a block folds (long and contiguous) and that a
-// thread folds (short or strided), against double-precision references
-// computed here; integer wrapping and truncation; and the errors that name
-// the kernel.
+// backend, over groups that a block folds (long and contiguous), that a
+// thread folds (short) and that the lanes of a column kernel fold (long and
+// strided), against double-precision references computed here; integer
+// wrapping and truncation; and the errors that name the kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -124,14 +124,32 @@ void checkReduce(ReductionTest &test, lethe_rt_dtype dtype,
 template <typename T>
 void checkAxes(ReductionTest &test, lethe_rt_dtype dtype) {
   const std::vector<int64_t> shape{4, 5, 150};
-  // Long contiguous groups (a block each), strided and short ones (a thread
-  // each), and everything.
+  // Long contiguous groups (a block each), a long strided one ({0, 2}: the
+  // lanes of a column kernel), short ones (a thread each), and everything.
   for (const std::vector<int64_t> &axes :
        std::vector<std::vector<int64_t>>{{2}, {1, 2}, {1}, {0, 2}, {0}, {}})
     checkReduce<T>(test, dtype, shape, axes);
 }
 
 TEST_F(ReductionTest, AxesF32) { checkAxes<float>(*this, LETHE_RT_F32); }
+
+// Long strided groups, which column kernels fold in lanes: a sum over the
+// rows (groups side by side, one tile of 32 and part of the next), over
+// outer and inner dims at once (members of two strides), and over the
+// middle dim (groups of two strides).
+template <typename T>
+void checkLongStridedGroups(ReductionTest &test, lethe_rt_dtype dtype) {
+  checkReduce<T>(test, dtype, {300, 45}, {0});
+  checkReduce<T>(test, dtype, {70, 3, 5}, {0, 2});
+  checkReduce<T>(test, dtype, {3, 100, 4}, {1});
+}
+
+TEST_F(ReductionTest, LongStridedGroupsF32) {
+  checkLongStridedGroups<float>(*this, LETHE_RT_F32);
+}
+TEST_F(ReductionTest, LongStridedGroupsF64) {
+  checkLongStridedGroups<double>(*this, LETHE_RT_F64);
+}
 TEST_F(ReductionTest, AxesF64) { checkAxes<double>(*this, LETHE_RT_F64); }
 
 TEST_F(ReductionTest, IntegersWrapAndTruncate) {
@@ -150,6 +168,19 @@ TEST_F(ReductionTest, IntegersWrapAndTruncate) {
       << lastError();
   // The sum wraps in 64 bits only on the way out: (2^31) / 3, then -6 / 3.
   EXPECT_EQ(read<int32_t>(out), (std::vector<int32_t>{715827882, -2}));
+  // A long strided group of integers, folded in lanes: the sum wraps too.
+  std::vector<int32_t> column(2 * 100, 1);
+  column[0] = max;
+  lethe_rt_tensor rows = place<int32_t>({100, 2}, LETHE_RT_I32, column);
+  lethe_rt_tensor sums = place<int32_t>({2}, LETHE_RT_I32);
+  int64_t first = 0;
+  ASSERT_EQ(
+      lethe_rt_reduce(context, LETHE_RT_REDUCE_SUM, &rows, &first, 1, &sums),
+      LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(
+      read<int32_t>(sums),
+      (std::vector<int32_t>{std::numeric_limits<int32_t>::min() + 98, 100}));
   // A long group of i1, folded by a block.
   std::vector<uint8_t> flags(1000, 0);
   flags[777] = 1;
