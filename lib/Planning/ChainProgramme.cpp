@@ -288,6 +288,13 @@ struct Cell {
 
 } // namespace
 
+struct lethe::planning::ChainProgrammeScratch::Table {
+  std::vector<Cell> cells;
+};
+
+ChainProgrammeScratch::ChainProgrammeScratch() : table(new Table) {}
+ChainProgrammeScratch::~ChainProgrammeScratch() = default;
+
 std::vector<ChainOperation>
 lethe::planning::expandStrategy(const ChainStrategy &strategy) {
   std::vector<ChainOperation> operations;
@@ -427,7 +434,10 @@ bool lethe::planning::solveChainProgramme(const ChainReduction &chain,
     firstStart[first] = cellCount;
     cellCount += static_cast<size_t>(numStages - first) * 2 * numHeld[first];
   }
-  std::vector<Cell> cells(cellCount);
+  std::vector<Cell> ownCells;
+  std::vector<Cell> &cells =
+      options.scratch ? options.scratch->getTable().cells : ownCells;
+  cells.assign(cellCount, Cell());
   auto row = [&](int first, int last, bool owns) {
     return &cells[firstStart[first] +
                   (static_cast<size_t>(last - first) * 2 + owns) *

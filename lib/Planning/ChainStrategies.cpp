@@ -99,7 +99,7 @@ Schedule spreadCopies(const PlanningProblem &problem, Schedule schedule) {
 bool planChainSchedule(const PlanningProblem &problem,
                        const ChainReduction &chain, Schedule &schedule,
                        SimulationResult &simulation,
-                       const ChainProgrammeOptions &options = {}) {
+                       const ChainProgrammeOptions &options) {
   int64_t budget = problem.budgetBytes;
   for (int attempt = 0; attempt <= kMaxTightenings && budget >= 0; ++attempt) {
     ChainProgrammeResult solution;
@@ -158,8 +158,12 @@ bool lethe::planning::planChain(const PlanningProblem &problem,
     ChainReduction chain;
     if (!reduceToChain(problem.graph, chain, error, kMaxProgrammeStages))
       return false;
+    ChainProgrammeScratch scratch;
+    ChainProgrammeOptions programme;
+    programme.scratch = &scratch;
     SimulationResult simulation;
-    if (!planChainSchedule(problem, chain, plan.schedule, simulation)) {
+    if (!planChainSchedule(problem, chain, plan.schedule, simulation,
+                           programme)) {
       error = "the chain programme finds no schedule within the budget";
       return false;
     }
@@ -368,13 +372,17 @@ bool lethe::planning::planChainOffload(const PlanningProblem &problem,
       plan.schedule = std::move(schedule);
       found = true;
     };
-    // The chain plan itself, so that this is never slower than chain.
+    // The chain plan itself, so that this is never slower than chain. The
+    // solves below share one table's memory.
+    ChainProgrammeScratch scratch;
+    ChainProgrammeOptions programme;
+    programme.scratch = &scratch;
     Schedule schedule;
     SimulationResult simulation;
-    if (planChainSchedule(problem, chain, schedule, simulation))
+    if (planChainSchedule(problem, chain, schedule, simulation, programme))
       consider(schedule, simulation);
     // The programme that may also offload the checkpoints of its splits.
-    ChainProgrammeOptions offloading;
+    ChainProgrammeOptions offloading = programme;
     offloading.offloadLink = &problem.link;
     if (planChainSchedule(problem, chain, schedule, simulation, offloading))
       consider(schedule, simulation);
@@ -398,7 +406,8 @@ bool lethe::planning::planChainOffload(const PlanningProblem &problem,
       SimulationResult baseSimulation;
       if (rung == kRungs)
         base = makeUnplannedSchedule(problem.graph);
-      else if (!planChainSchedule(looser, chain, base, baseSimulation))
+      else if (!planChainSchedule(looser, chain, base, baseSimulation,
+                                  programme))
         continue;
       Schedule swapped;
       SimulationResult swappedSimulation;

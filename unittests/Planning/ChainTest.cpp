@@ -465,6 +465,46 @@ TEST(ChainProgrammeTest, ModelIsExactOnChains) {
   }
 }
 
+// Solves that share a scratch table find what solves of their own do,
+// whatever the earlier solves left in it: budgets falling (tables
+// shrinking), then rising (growing), with and without offloading.
+TEST(ChainProgrammeTest, ScratchSharedBetweenSolvesChangesNothing) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    PlanningProblem problem =
+        makeProblem(makeRandomTrainingDag(14, 70 + seed), 1.0);
+    ChainReduction chain;
+    std::string error;
+    ASSERT_TRUE(reduceToChain(problem.graph, chain, error)) << error;
+    int64_t high = unplannedPeak(problem);
+    std::vector<int64_t> budgets;
+    for (int step = 0; step <= 8; ++step)
+      budgets.push_back(high - high * step / 16);
+    for (int step = 8; step >= 0; --step)
+      budgets.push_back(high - high * step / 16);
+    ChainProgrammeScratch scratch;
+    int solved = 0;
+    for (bool offload : {false, true})
+      for (int64_t budget : budgets) {
+        ChainProgrammeOptions own, shared;
+        if (offload)
+          own.offloadLink = shared.offloadLink = &problem.link;
+        shared.scratch = &scratch;
+        ChainProgrammeResult alone, together;
+        bool found = solveChainProgramme(chain, budget, own, alone);
+        ASSERT_EQ(solveChainProgramme(chain, budget, shared, together), found)
+            << seed << ", budget " << budget;
+        if (!found)
+          continue;
+        ++solved;
+        EXPECT_EQ(together.strategy.choices, alone.strategy.choices)
+            << seed << ", budget " << budget;
+        EXPECT_EQ(together.peakBytes, alone.peakBytes);
+        EXPECT_EQ(together.recomputeSeconds, alone.recomputeSeconds);
+      }
+    EXPECT_GT(solved, 0) << seed;
+  }
+}
+
 TEST(ChainProgrammeTest, ModelIsExactOnEveryStrategy) {
   // Training DAGs (blocks merged where a backward node reads an older value,
   // and to at most 6 blocks), and chains with a forward-only input and
