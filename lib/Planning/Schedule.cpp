@@ -364,11 +364,13 @@ bool lethe::planning::parsePlanJson(std::string_view text,
                    std::numeric_limits<int>::max()) != numValues ||
         getString(getMember(graph, "fingerprint", "'graph'"),
                   "'graph.fingerprint'") != expected)
-      throw SchemaError("it was made for a different training step (this one "
-                        "has " +
-                        std::to_string(numNodes) + " nodes, " +
-                        std::to_string(numValues) + " values, fingerprint " +
-                        expected + "); plan again and write it with plan-out=");
+      throw SchemaError(
+          "it was made for a different training step, or other sizes of it "
+          "(this one has " +
+          std::to_string(numNodes) + " nodes, " + std::to_string(numValues) +
+          " values, fingerprint " + expected +
+          " of their sizes and workspace, which a measured profile can "
+          "raise); plan again and write it with plan-out=");
     if (document.contains("lower_bound_seconds"))
       parsed.lowerBoundSeconds = getNonNegative(document["lower_bound_seconds"],
                                                 "'lower_bound_seconds'");
