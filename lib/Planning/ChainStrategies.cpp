@@ -158,9 +158,9 @@ bool lethe::planning::planChain(const PlanningProblem &problem,
     ChainReduction chain;
     if (!reduceToChain(problem.graph, chain, error, kMaxProgrammeStages))
       return false;
-    ChainProgrammeScratch scratch;
+    ChainProgrammeScratch own;
     ChainProgrammeOptions programme;
-    programme.scratch = &scratch;
+    programme.scratch = options.chainScratch ? options.chainScratch : &own;
     SimulationResult simulation;
     if (!planChainSchedule(problem, chain, plan.schedule, simulation,
                            programme)) {
@@ -374,9 +374,9 @@ bool lethe::planning::planChainOffload(const PlanningProblem &problem,
     };
     // The chain plan itself, so that this is never slower than chain. The
     // solves below share one table's memory.
-    ChainProgrammeScratch scratch;
+    ChainProgrammeScratch own;
     ChainProgrammeOptions programme;
-    programme.scratch = &scratch;
+    programme.scratch = options.chainScratch ? options.chainScratch : &own;
     Schedule schedule;
     SimulationResult simulation;
     if (planChainSchedule(problem, chain, schedule, simulation, programme))

@@ -7,6 +7,7 @@
 #include "lethe/Planning/Strategies.h"
 
 #include "lethe/Planning/ArenaLayout.h"
+#include "lethe/Planning/ChainProgramme.h"
 
 #include <algorithm>
 #include <chrono>
@@ -315,6 +316,11 @@ int64_t lethe::planning::findMinimumBudget(const std::string &name,
   StrategyFunction function = lookupStrategy(name);
   if (!function)
     return -1;
+  // The probes share one chain-programme table.
+  ChainProgrammeScratch scratch;
+  PlanOptions shared = options;
+  if (!shared.chainScratch)
+    shared.chainScratch = &scratch;
   // The probes share the time limit: each gets an equal part of what is
   // left among the probes still to come (a bisection over [low, high] makes
   // about log2(high - low) + 1), so that the search as a whole answers
@@ -331,7 +337,7 @@ int64_t lethe::planning::findMinimumBudget(const std::string &name,
   auto fits = [&](int64_t budget, int probes) {
     PlanningProblem trial = problem;
     trial.budgetBytes = budget;
-    PlanOptions share = options;
+    PlanOptions share = shared;
     double left = options.timeLimitSeconds -
                   std::chrono::duration<double>(Clock::now() - start).count();
     share.timeLimitSeconds = std::max(0.0, left / probes);
@@ -383,8 +389,13 @@ bool lethe::planning::runStrategy(const std::string &name,
     error = "unknown strategy '" + name + "'; expected one of " + names;
     return false;
   }
+  // The runs below share one chain-programme table.
+  ChainProgrammeScratch scratch;
+  PlanOptions shared = options;
+  if (!shared.chainScratch)
+    shared.chainScratch = &scratch;
   std::string why;
-  if (tryStrategy(function, name.c_str(), problem, options, result, why,
+  if (tryStrategy(function, name.c_str(), problem, shared, result, why,
                   /*reclaim=*/true))
     return true;
   if (why.rfind("internal error", 0) == 0) {
@@ -402,7 +413,7 @@ bool lethe::planning::runStrategy(const std::string &name,
   int64_t high =
       std::max(getUnplannedBudget(problem, options), problem.budgetBytes);
   int64_t minimum =
-      findMinimumBudget(name, problem, options, problem.budgetBytes + 1, high);
+      findMinimumBudget(name, problem, shared, problem.budgetBytes + 1, high);
   if (minimumBudget)
     *minimumBudget = minimum;
   error = "no plan fits the budget of " + formatBytes(problem.budgetBytes) +

@@ -41,6 +41,8 @@
 
 namespace lethe::planning {
 
+class ChainProgrammeScratch;
+
 struct PlanOptions {
   /// Wall-clock seconds a strategy may spend (the MILP stops at it with its
   /// best plan; auto shares it among the strategies it runs).
@@ -62,6 +64,11 @@ struct PlanOptions {
   /// the first runs' time) shows there is none. The other strategies
   /// ignore it.
   double toBeatSeconds = std::numeric_limits<double>::infinity();
+  /// When set, the chain strategies keep the chain programme's table there
+  /// from one run to the next (ChainProgramme.h), rather than fault in tens
+  /// of megabytes per run: runStrategy and findMinimumBudget set one for
+  /// the many runs of their budget searches. One run at a time.
+  ChainProgrammeScratch *chainScratch = nullptr;
 };
 
 /// A strategy: fills `plan` with a schedule whose simulated peak is at most
