@@ -94,6 +94,15 @@ Schedule spreadCopies(const PlanningProblem &problem, Schedule schedule) {
   return schedule;
 }
 
+/// The programme's settings for a strategy run with `options`: its table in
+/// the scratch the driver passes (PlanOptions::chainScratch), else in `own`.
+ChainProgrammeOptions programmeOptions(const PlanOptions &options,
+                                       ChainProgrammeScratch &own) {
+  ChainProgrammeOptions programme;
+  programme.scratch = options.chainScratch ? options.chainScratch : &own;
+  return programme;
+}
+
 /// The chain programme's plan at `problem`'s budget, tightening the
 /// programme's budget while the simulated peak exceeds the real one.
 bool planChainSchedule(const PlanningProblem &problem,
@@ -159,8 +168,7 @@ bool lethe::planning::planChain(const PlanningProblem &problem,
     if (!reduceToChain(problem.graph, chain, error, kMaxProgrammeStages))
       return false;
     ChainProgrammeScratch own;
-    ChainProgrammeOptions programme;
-    programme.scratch = options.chainScratch ? options.chainScratch : &own;
+    ChainProgrammeOptions programme = programmeOptions(options, own);
     SimulationResult simulation;
     if (!planChainSchedule(problem, chain, plan.schedule, simulation,
                            programme)) {
@@ -375,8 +383,7 @@ bool lethe::planning::planChainOffload(const PlanningProblem &problem,
     // The chain plan itself, so that this is never slower than chain. The
     // solves below share one table's memory.
     ChainProgrammeScratch own;
-    ChainProgrammeOptions programme;
-    programme.scratch = options.chainScratch ? options.chainScratch : &own;
+    ChainProgrammeOptions programme = programmeOptions(options, own);
     Schedule schedule;
     SimulationResult simulation;
     if (planChainSchedule(problem, chain, schedule, simulation, programme))

@@ -253,6 +253,16 @@ bool tryStrategyOnce(StrategyFunction function, const char *name,
   return true;
 }
 
+/// `options`, with `scratch` for the chain programme's table unless it
+/// names one already: the many runs of a budget search then share it.
+PlanOptions withChainScratch(const PlanOptions &options,
+                             ChainProgrammeScratch &scratch) {
+  PlanOptions shared = options;
+  if (!shared.chainScratch)
+    shared.chainScratch = &scratch;
+  return shared;
+}
+
 } // namespace
 
 bool lethe::planning::planNone(const PlanningProblem &problem,
@@ -316,11 +326,8 @@ int64_t lethe::planning::findMinimumBudget(const std::string &name,
   StrategyFunction function = lookupStrategy(name);
   if (!function)
     return -1;
-  // The probes share one chain-programme table.
   ChainProgrammeScratch scratch;
-  PlanOptions shared = options;
-  if (!shared.chainScratch)
-    shared.chainScratch = &scratch;
+  PlanOptions shared = withChainScratch(options, scratch);
   // The probes share the time limit: each gets an equal part of what is
   // left among the probes still to come (a bisection over [low, high] makes
   // about log2(high - low) + 1), so that the search as a whole answers
@@ -389,11 +396,8 @@ bool lethe::planning::runStrategy(const std::string &name,
     error = "unknown strategy '" + name + "'; expected one of " + names;
     return false;
   }
-  // The runs below share one chain-programme table.
   ChainProgrammeScratch scratch;
-  PlanOptions shared = options;
-  if (!shared.chainScratch)
-    shared.chainScratch = &scratch;
+  PlanOptions shared = withChainScratch(options, scratch);
   std::string why;
   if (tryStrategy(function, name.c_str(), problem, shared, result, why,
                   /*reclaim=*/true))
