@@ -50,37 +50,41 @@ const char kTimelineHtml[] =
 #include "TimelineHtml.inc"
     ;
 
+cl::OptionCategory memCategory("lethe-mem options");
+
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                               cl::desc("<lethe IR or plan JSON>"));
+                               cl::desc("<lethe IR or plan JSON>"),
+                               cl::cat(memCategory));
 cl::opt<std::string> format("format", cl::init("summary"),
-                            cl::desc("summary, table, json, chrome or html"));
+                            cl::desc("summary, table, json, chrome or html"),
+                            cl::cat(memCategory));
 cl::opt<std::string> outputPath("o", cl::init("-"),
                                 cl::desc("Output file (default: stdout)"),
-                                cl::value_desc("file"));
+                                cl::value_desc("file"), cl::cat(memCategory));
 cl::opt<std::string>
     measuredPath("measured",
                  cl::desc("A measured timeline to draw over the predicted one "
                           "(html only)"),
-                 cl::value_desc("file"));
+                 cl::value_desc("file"), cl::cat(memCategory));
 cl::opt<std::string>
     functionName("func",
                  cl::desc("The function (default: the planned one, the only "
                           "one, or train_step)"),
-                 cl::value_desc("name"));
+                 cl::value_desc("name"), cl::cat(memCategory));
 cl::opt<std::string>
     profileName("profile", cl::init("h100"),
                 cl::desc("Device profile for an unplanned function's times "
                          "(a planned one uses its plan's)"),
-                cl::value_desc("name"));
+                cl::value_desc("name"), cl::cat(memCategory));
 cl::opt<std::string>
     budgetText("budget",
                cl::desc("A budget to show an unplanned function against: "
                         "bytes (6GiB) or a fraction of its peak (0.8)"),
-               cl::value_desc("budget"));
+               cl::value_desc("budget"), cl::cat(memCategory));
 cl::opt<std::string>
     problemPath("problem",
                 cl::desc("The planning problem a plan file was made for"),
-                cl::value_desc("file"));
+                cl::value_desc("file"), cl::cat(memCategory));
 
 /// Prints "lethe-mem: MESSAGE" and returns the failure exit code.
 int fail(const llvm::Twine &message) {
@@ -281,6 +285,7 @@ std::string renderHtml(StringRef timeline, StringRef measured) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(memCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "Lethe memory inspector: where a training step's device memory goes\n");
