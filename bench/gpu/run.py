@@ -13,7 +13,9 @@ in lethe.tar.xz) and measures, for each model at its benchmark batch:
   device memory (the arena the driver reports; with NVML, also the process's
   whole device memory), beside the planner's predicted step time;
 - the profile of each model's 100% plan (--profile), written to --out for
-  `prepare --measured` to plan from measured op times;
+  `prepare --measured` to plan from measured op times, and printed as a
+  table of where the step's time goes (ops grouped by name, against the
+  planner's prediction for them);
 - Lethe's largest batch: the executable prepare planned under the device's
   memory, run for two steps;
 - PyTorch eager and PyTorch with torch.utils.checkpoint around every block:
@@ -333,6 +335,49 @@ def steady_profile(long, short):
     return profile
 
 
+def time_breakdown(profile, top=12):
+    """Where a profiled step's time goes: its ops grouped by name (a
+    recompute apart from the first computation), the copies' issue, the
+    `top` groups that take the most time and the rest as one row, then the
+    step's time outside every op (the driver's per-step work). A group's
+    prediction is the manifest's, where each of its ops has one; none for
+    copies, whose measured time is their issue only."""
+    steps = max(profile["steps"], 1)
+    groups = {}
+    for op in profile["ops"]:
+        if op["kind"] == "release":
+            continue
+        if op["kind"] in ("compute", "recompute"):
+            label = op["op"] + (" (recompute)" if op["kind"] == "recompute" else "")
+        else:
+            label = op["kind"]
+        group = groups.setdefault(label, {"label": label, "ops": 0, "calls_per_step": 0.0,
+                                          "seconds": 0.0, "predicted_seconds": 0.0})
+        group["ops"] += 1
+        group["calls_per_step"] += op["calls"] / steps
+        group["seconds"] += op["seconds"]
+        predicted = op.get("predicted_seconds")
+        if predicted is None or op["kind"] in ("offload", "prefetch") or \
+                group["predicted_seconds"] is None:
+            group["predicted_seconds"] = None
+        else:
+            group["predicted_seconds"] += predicted
+    ordered = sorted(groups.values(), key=lambda group: -group["seconds"])
+    rows = ordered[:top]
+    rest = ordered[top:]
+    if rest:
+        predicted = [group["predicted_seconds"] for group in rest]
+        rows.append({"label": f"{len(rest)} other kinds", "ops": sum(g["ops"] for g in rest),
+                     "calls_per_step": sum(g["calls_per_step"] for g in rest),
+                     "seconds": sum(g["seconds"] for g in rest),
+                     "predicted_seconds": None if None in predicted else sum(predicted)})
+    in_ops = sum(group["seconds"] for group in ordered)
+    rows.append({"label": "outside the ops", "ops": 0, "calls_per_step": 0.0,
+                 "seconds": max(0.0, profile["step_seconds"] - in_ops),
+                 "predicted_seconds": None})
+    return {"steps": profile["steps"], "step_seconds": profile["step_seconds"], "rows": rows}
+
+
 def run_profiles(runner, models, results, out, clock):
     """Each model's 100% plan with --profile, for prepare --measured: run for
     one step and for 1 + --steps steps, and keep the difference."""
@@ -359,9 +404,11 @@ def run_profiles(runner, models, results, out, clock):
                 log(clock, f"{model}: profile skipped (past the deadline)")
             continue
         name = f"{model}-b{entry['batch']}.profile.json"
+        steady = steady_profile(documents[1], documents[0])
         with open(os.path.join(out, name), "w") as handle:
-            json.dump(steady_profile(documents[1], documents[0]), handle, indent=1)
+            json.dump(steady, handle, indent=1)
         results["profiles"][model] = name
+        results["breakdown"][model] = time_breakdown(steady)
         log(clock, f"{model}: wrote the profile {name}")
 
 
@@ -614,6 +661,26 @@ def model_table(model, entry, results, lines, notes):
     lines.append("")
 
 
+def breakdown_table(model, breakdown, lines):
+    lines.append(f"#### Where {model}'s 100% plan spends its step (--profile, "
+                 f"{breakdown['steps']} steps, each op waited for)")
+    lines.append("")
+    lines.append("| op | ops | calls / step | ms / step | share | predicted ms | "
+                 "measured / predicted |")
+    lines.append("|---|---|---|---|---|---|---|")
+    step = breakdown["step_seconds"]
+    for row in breakdown["rows"]:
+        predicted = row["predicted_seconds"]
+        cells = [row["label"], str(row["ops"]) if row["ops"] else "",
+                 "%g" % round(row["calls_per_step"], 2) if row["ops"] else "",
+                 format_ms(row["seconds"]),
+                 "%.1f%%" % (100 * row["seconds"] / step) if step else "",
+                 format_ms(predicted) if predicted is not None else "",
+                 "%.2f" % (row["seconds"] / predicted) if predicted else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+
+
 def criteria(bundle, models, results):
     """The issue's targets, checked on the numbers above (nothing when a
     number is missing)."""
@@ -697,6 +764,10 @@ def report(args, bundle, env, models, results):
                  format_largest(lethe_largest.get("off")), format_largest(lethe_largest.get("on"))]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
+    for model in models:
+        breakdown = results["breakdown"].get(model)
+        if breakdown:
+            breakdown_table(model, breakdown, lines)
     targets = criteria(bundle, models, results)
     if targets:
         lines.append("#### Against the issue's targets")
@@ -827,7 +898,7 @@ def main(argv):
                 "profile's")
     torch, missing = import_torch()
     results = {"lethe": {}, "lethe_largest": {}, "pytorch": {}, "pytorch_largest": {},
-               "profiles": {}}
+               "profiles": {}, "breakdown": {}}
     with tempfile.TemporaryDirectory(prefix="lethe-gpu-bench-") as folder:
         suite.extract_archive(os.path.join(args.bundle, "lethe.tar.xz"),
                               os.path.join(folder, "bin"))

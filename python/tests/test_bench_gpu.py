@@ -148,6 +148,10 @@ class BenchModelsTest(unittest.TestCase):
             self.assertEqual(rows[0]["peak_bytes"], full["arena_bytes"])
             self.assertEqual(results["lethe_largest"]["mlp"]["on"]["status"], "ok")
             self.assertTrue(os.path.exists(os.path.join(out, "profiles.tar.gz")))
+            self.assertIn("#### Where mlp's 100% plan spends its step", run.stdout)
+            self.assertIn("| outside the ops |", run.stdout)
+            self.assertEqual(results["breakdown"]["mlp"]["rows"][-1]["label"],
+                             "outside the ops")
 
             # A second process that runs only the profiles prints the first
             # run's Lethe rows from its results.json, but not its profiles.
@@ -214,6 +218,47 @@ class BenchModelsTest(unittest.TestCase):
                 capture_output=True, text=True)
             self.assertEqual(run.returncode, 0, run.stderr)
             self.assertIn("mlp: Lethe 100%, recompute only: FAILED: ", run.stdout)
+
+
+class TimeBreakdownTest(unittest.TestCase):
+    def test_ops_grouped_by_name_against_their_prediction(self):
+        import run
+
+        profile = {"format": "lethe-program-profile", "version": 1, "steps": 4,
+                   "step_seconds": 1.0,
+                   "ops": [
+                       {"index": 0, "kind": "compute", "op": "lethe.matmul", "seconds": 0.3,
+                        "predicted_seconds": 0.1, "calls": 4},
+                       {"index": 1, "kind": "compute", "op": "lethe.add", "seconds": 0.1,
+                        "predicted_seconds": 0.1, "calls": 4},
+                       {"index": 2, "kind": "offload", "op": "offload", "seconds": 0.05,
+                        "predicted_seconds": 0.2, "calls": 4},
+                       {"index": 3, "kind": "release", "op": "release", "seconds": 0.0,
+                        "calls": 0},
+                       {"index": 4, "kind": "recompute", "op": "lethe.matmul",
+                        "seconds": 0.2, "predicted_seconds": 0.1, "calls": 4},
+                       {"index": 5, "kind": "compute", "op": "lethe.matmul", "seconds": 0.2,
+                        "predicted_seconds": 0.1, "calls": 4},
+                       {"index": 6, "kind": "compute", "op": "lethe.relu", "seconds": 0.05,
+                        "calls": 4}]}
+        breakdown = run.time_breakdown(profile, top=3)
+        rows = {row["label"]: row for row in breakdown["rows"]}
+        self.assertEqual([row["label"] for row in breakdown["rows"]],
+                         ["lethe.matmul", "lethe.matmul (recompute)", "lethe.add",
+                          "2 other kinds", "outside the ops"])
+        self.assertEqual(rows["lethe.matmul"]["ops"], 2)
+        self.assertAlmostEqual(rows["lethe.matmul"]["calls_per_step"], 2)
+        self.assertAlmostEqual(rows["lethe.matmul"]["seconds"], 0.5)
+        self.assertAlmostEqual(rows["lethe.matmul"]["predicted_seconds"], 0.2)
+        # An op without a prediction, or a copy (its time is its issue),
+        # leaves its group without one.
+        self.assertIsNone(rows["2 other kinds"]["predicted_seconds"])
+        self.assertAlmostEqual(rows["2 other kinds"]["seconds"], 0.1)
+        self.assertAlmostEqual(rows["outside the ops"]["seconds"], 0.1)
+        lines = []
+        run.breakdown_table("mlp", breakdown, lines)
+        self.assertIn("| lethe.matmul | 2 | 2 | 500.0 | 50.0% | 200.0 | 2.50 |", lines)
+        self.assertIn("| outside the ops |  |  | 100.0 | 10.0% |  |  |", lines)
 
 
 class SteadyProfileTest(unittest.TestCase):

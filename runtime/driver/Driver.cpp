@@ -445,6 +445,8 @@ std::string makeProfile(const Manifest &manifest, int64_t steps,
       entry["name"] = op.valueName;
     }
     entry["seconds"] = opSeconds[index] / steps;
+    if (op.predictedSeconds)
+      entry["predicted_seconds"] = *op.predictedSeconds;
     entry["calls"] = opCalls[index];
     if (opWorkspace[index] > 0)
       entry["workspace_bytes"] = opWorkspace[index];

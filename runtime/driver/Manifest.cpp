@@ -89,13 +89,14 @@ const json &getArray(const json &object, const char *key,
   return value;
 }
 
-/// An optional plan field: absent or null, or of the expected type.
-std::optional<double> getOptionalNumber(const json &object, const char *key) {
+/// An optional number: absent or null, or a non-negative number.
+std::optional<double> getOptionalNumber(const json &object, const char *key,
+                                        const std::string &where = "plan") {
   auto found = object.find(key);
   if (found == object.end() || found->is_null())
     return std::nullopt;
   if (!found->is_number() || found->get<double>() < 0)
-    throw ManifestError(std::string("plan.") + key +
+    throw ManifestError(fieldName(where, key) +
                         " must be a non-negative number or null");
   return found->get<double>();
 }
@@ -345,6 +346,8 @@ void parse(const json &document, Manifest &manifest) {
                           "or release");
     }
     op.liveBytes = getInteger(object, "live_bytes", where, 0);
+    op.predictedSeconds =
+        getOptionalNumber(object, "predicted_seconds", where);
     manifest.ops.push_back(std::move(op));
   }
 }

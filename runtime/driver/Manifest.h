@@ -70,6 +70,9 @@ struct ManifestOp {
   int64_t value = -1;
   std::string valueName;
   uint64_t liveBytes = 0;
+  /// The planner's time for the op (optional: absent in a manifest written
+  /// without one), which --profile reports beside the measured time.
+  std::optional<double> predictedSeconds;
 };
 
 /// The plan's summary, as the planner reported it (absent numbers are

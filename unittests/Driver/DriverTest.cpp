@@ -355,6 +355,10 @@ TEST_F(DriverTest, ProfileHasOneEntryPerOp) {
   EXPECT_EQ(profile["ops"][3]["op"], "offload");
   EXPECT_TRUE(profile["ops"][3]["node"].is_null());
   EXPECT_EQ(profile["ops"][4]["seconds"], 0.0);
+  // The planner's times, where the manifest has them, beside the measured.
+  EXPECT_EQ(profile["ops"][0]["predicted_seconds"], 2.5e-07);
+  EXPECT_EQ(profile["ops"][3]["predicted_seconds"], 1e-06);
+  EXPECT_FALSE(profile["ops"][1].contains("predicted_seconds"));
 }
 
 // An op whose calls asked for more workspace than they were given has the

@@ -43,6 +43,8 @@ TEST(ManifestTest, ParsesTheTestProgram) {
   EXPECT_EQ(manifest.ops[4].valueName, "diff");
   EXPECT_EQ(manifest.ops[7].op, "lethe.momentum");
   EXPECT_EQ(*manifest.plan.strategy, "hand-written");
+  EXPECT_EQ(manifest.ops[0].predictedSeconds, 2.5e-07);
+  EXPECT_FALSE(manifest.ops[1].predictedSeconds.has_value());
 }
 
 struct Corruption {
@@ -132,6 +134,8 @@ TEST(ManifestTest, EveryCorruptionIsOneLine) {
       {[](json &m) { m["ops"][3].erase("name"); }, "ops[3] has no 'name'"},
       {[](json &m) { m["ops"][7]["live_bytes"] = 1.5; },
        "ops[7].live_bytes must be an integer"},
+      {[](json &m) { m["ops"][2]["predicted_seconds"] = -1; },
+       "ops[2].predicted_seconds must be a non-negative number or null"},
   };
   for (const Corruption &corruption : corruptions) {
     json document = json::parse(lethe_program_manifest);
