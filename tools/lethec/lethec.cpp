@@ -784,6 +784,7 @@ int main(int argc, char **argv) {
     std::unique_ptr<Pass> addLoss = createAddLossPass();
     if (!setPassOptions(*addLoss, "--loss", lossOption, error))
       return fail(error);
+    passes.addNestedPass<func::FuncOp>(createFuseGeluPass());
     passes.addPass(std::move(addLoss));
     passes.addPass(createAutodiffPass());
     if (withOptimizer) {

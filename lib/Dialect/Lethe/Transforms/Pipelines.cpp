@@ -19,6 +19,7 @@ void mlir::lethe::buildTrainingPipeline(
   loss.output = options.lossOutput;
   loss.use = options.lossUse;
   loss.kind = options.lossUse.empty() ? std::string(options.loss) : "";
+  pm.addNestedPass<func::FuncOp>(createFuseGeluPass());
   pm.addPass(createAddLossPass(loss));
   pm.addPass(createAutodiffPass());
   if (!options.optimizer.empty()) {
@@ -46,7 +47,7 @@ void mlir::lethe::registerTrainingPipeline() {
   PassPipelineRegistration<TrainingPipelineOptions>(
       "lethe-training-pipeline",
       "From an imported model to a planned training step in one arena: "
-      "loss, autodiff, optimizer, memory plan, materialization, "
+      "GELU fusion, loss, autodiff, optimizer, memory plan, materialization, "
       "verification, arena layout",
       buildTrainingPipeline);
 }

@@ -35,6 +35,29 @@ def PrintMemoryProfilePass
   ];
 }
 
+def FuseGeluPass : Pass<"lethe-fuse-gelu", "::mlir::func::FuncOp"> {
+  let summary = "Make GELU written out with erf one lethe.gelu";
+  let description = [{
+    ONNX has no GELU before opset 20, so exporters write it out: `x * 0.5 *
+    (1 + erf(x / sqrt(2)))`, five elementwise ops forward and about ten
+    backward, each a pass over the tensor. This pass finds the product of
+    `x`, the constant 0.5 and `1 + erf(x / sqrt(2))` (the two products in
+    any grouping and order, the division by sqrt(2) or the product with
+    1/sqrt(2), the constants as splats of any shape that broadcast to `x`)
+    and replaces it with `lethe.gelu %x`, whose gradient is one
+    `lethe.gelu_grad`. It fuses only where the ops in between have no other
+    use and every one of them has `x`'s type; the constants must be within
+    a few units of rounding of their values in `x`'s element type. The
+    result is GELU computed in one op: equal to the written-out form within
+    rounding, not bit for bit.
+
+    Example: `lethe-opt model.mlir --lethe-fuse-gelu`.
+  }];
+  let statistics = [
+    Statistic<"numFused", "gelus-fused", "Number of GELUs fused">,
+  ];
+}
+
 def AddLossPass : Pass<"lethe-add-loss", "::mlir::ModuleOp"> {
   let summary = "Attach a loss to a model output";
   let description = [{
