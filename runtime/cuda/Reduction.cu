@@ -14,18 +14,25 @@
 // Each output element folds one group of x. A short group (fewer than
 // minBlockGroup elements) folds in one thread in increasing row-major order
 // of x, as the CPU backend does, and gives its bits; threads of neighbouring
-// outputs then read neighbouring elements. A long group along x's innermost
-// dims folds in one block (blockReduce); a long one whose elements are not
-// contiguous (a sum over the rows, such as a bias gradient) in the lanes of
-// a column kernel (DeviceElements.cuh), neighbouring groups side by side. In
-// both, the order is fixed by the shape: integer sums and maxima are the
-// same in any order, f64 sums agree with the CPU's within rounding, not bit
-// for bit (and a maximum over +0 and -0 may be either zero).
-// lethe_rt_reduce_max_grad folds strided groups in one thread each.
+// outputs then read neighbouring elements. A group of 2 * kSplitChunk
+// elements or more whose innermost run of members is contiguous (a sum over
+// everything, or over (N, H, W) of an NCHW tensor, such as a convolution's
+// bias gradient) is split: a block folds each kSplitChunk members, and a
+// second kernel folds each group's chunks in order, so that a few groups
+// still fill the device. Another long group along x's innermost dims folds
+// in one block (blockReduce); a long one whose elements are not contiguous
+// (a sum over the rows, such as a dense layer's bias gradient) in the lanes
+// of a column kernel (DeviceElements.cuh), neighbouring groups side by side.
+// In all three, the order is fixed by the shape: integer sums and maxima are
+// the same in any order, f64 sums agree with the CPU's within rounding, not
+// bit for bit (and a maximum over +0 and -0 may be either zero).
+// lethe_rt_reduce_max_grad folds a long contiguous group in a block and a
+// strided one in one thread.
 //
 //===----------------------------------------------------------------------===//
 
 #include "DeviceElements.cuh"
+#include "SourceGroups.h"
 
 #include <limits>
 #include <string>
@@ -153,6 +160,46 @@ __global__ void __launch_bounds__(kColumnThreads)
   }
 }
 
+/// The members of a group that one block of a split fold folds.
+constexpr int64_t kSplitChunk = 8192;
+
+/// A split fold's first kernel: block item = group * chunks + chunk folds
+/// that chunk's members and writes the result to partials[item].
+template <typename T, lethe_rt_reduce_kind Kind>
+__global__ void reduceChunksKernel(const void *x, WideType<T> *partials,
+                                   GroupLayout layout, int64_t chunks) {
+  using W = WideType<T>;
+  __shared__ W scratch[32];
+  Fold<T, Kind> fold;
+  for (int64_t item = blockIdx.x; item < layout.groupCount * chunks;
+       item += gridDim.x) {
+    int64_t group = item / chunks, first = item % chunks * kSplitChunk;
+    int64_t end = first + kSplitChunk < layout.memberCount ? first + kSplitChunk
+                                                           : layout.memberCount;
+    int64_t start = layout.groupStart(group);
+    W acc = fold.identity();
+    for (int64_t member = first + threadIdx.x; member < end;
+         member += blockDim.x)
+      acc = fold(acc, load<T>(x, start + layout.memberOffset(member)));
+    acc = blockReduce(acc, fold, scratch);
+    if (threadIdx.x == 0)
+      partials[item] = acc;
+  }
+}
+
+/// A split fold's second kernel: each group's chunks, in order.
+template <typename T, lethe_rt_reduce_kind Kind>
+__global__ void reduceChunkTotalsKernel(const WideType<T> *partials, void *out,
+                                        GroupLayout layout, int64_t chunks) {
+  Fold<T, Kind> fold;
+  LETHE_GRID_STRIDE_LOOP(group, layout.groupCount) {
+    auto acc = fold.identity();
+    for (int64_t chunk = 0; chunk < chunks; ++chunk)
+      acc = fold(acc, partials[group * chunks + chunk]);
+    store<T>(out, group, fold.finish(acc, layout.memberCount));
+  }
+}
+
 /// The gradient of a max for one group, by `lane` of `lanes` threads: each
 /// maximum (x equal to y) gets dy / ties in the compute type, the rest 0;
 /// `countTies` sums the lanes' counts of maxima. NaN equals nothing.
@@ -204,12 +251,12 @@ __global__ void maxGradBlockKernel(const void *dy, const void *x, const void *y,
 /// (reductionAxesError, whose messages call lethe_rt_reduce_max_grad's y
 /// "out" too);
 /// builds the layout of the groups and says how to fold each (see the file
-/// comment).
-enum class GroupFold { Thread, Block, Columns };
+/// comment; GroupFold::Split only where `split`).
+enum class GroupFold { Thread, Block, Columns, Split };
 
 bool groupLayout(lethe_rt_context *context, const char *kernel,
                  const lethe_rt_tensor &x, const int64_t *axes,
-                 int64_t num_axes, const lethe_rt_tensor &out,
+                 int64_t num_axes, const lethe_rt_tensor &out, bool split,
                  GroupLayout &layout, GroupFold &how) {
   std::vector<bool> reduced;
   if (!report(context, kernel,
@@ -236,12 +283,18 @@ bool groupLayout(lethe_rt_context *context, const char *kernel,
   for (int32_t dim = 0; dim < rank; ++dim)
     if (reduced[dim])
       layout.memberCount *= x.shape[dim];
-  // Contiguous groups: the members merged into one dim of stride 1.
-  bool contiguous =
-      layout.members.rank == 1 && layout.members.strides[0][0] == 1;
+  // Contiguous groups: the members merged into one dim of stride 1. A
+  // split fold reads runs of at least a warp's width.
+  const BroadcastMap<1> &members = layout.members;
+  bool contiguous = members.rank == 1 && members.strides[0][0] == 1;
+  bool innerRuns = members.rank >= 1 &&
+                   members.strides[0][members.rank - 1] == 1 &&
+                   members.shape[members.rank - 1] >= 32;
   how = layout.memberCount < minBlockGroup ? GroupFold::Thread
-        : contiguous                       ? GroupFold::Block
-                                           : GroupFold::Columns;
+        : split && innerRuns && layout.memberCount >= 2 * kSplitChunk
+            ? GroupFold::Split
+        : contiguous ? GroupFold::Block
+                     : GroupFold::Columns;
   return true;
 }
 
@@ -268,6 +321,22 @@ template <typename T, lethe_rt_reduce_kind Kind>
 bool runReduce(lethe_rt_context *context, const lethe_rt_tensor &x,
                const lethe_rt_tensor &out, const GroupLayout &layout,
                GroupFold how) {
+  if (how == GroupFold::Split) {
+    const char *call = "lethe_rt_reduce";
+    int64_t chunks = (layout.memberCount + kSplitChunk - 1) / kSplitChunk;
+    StreamScratch scratch(context, call);
+    size_t partials = scratch.reserve<WideType<T>>(layout.groupCount * chunks);
+    return scratch.allocate() &&
+           launchRows(context, call, "reduceChunksKernel",
+                      layout.groupCount * chunks, reduceChunksKernel<T, Kind>,
+                      x.data, scratch.at<WideType<T>>(partials), layout,
+                      chunks) &&
+           launchElementwise(
+               context, call, "reduceChunkTotalsKernel", layout.groupCount,
+               reduceChunkTotalsKernel<T, Kind>,
+               scratch.at<WideType<T>>(partials), out.data, layout, chunks) &&
+           scratch.release();
+  }
   if (how == GroupFold::Columns)
     return launchColumns(context, "lethe_rt_reduce", "reduceColumnsKernel",
                          layout.groupCount, columnLanes(layout.memberCount),
@@ -298,7 +367,8 @@ lethe_rt_reduce(lethe_rt_context *context, lethe_rt_reduce_kind kind,
     return fail(context, kernel, "sum and mean need a numeric x, got i1");
   GroupLayout layout;
   GroupFold how = GroupFold::Thread;
-  if (!groupLayout(context, kernel, *x, axes, num_axes, *out, layout, how))
+  if (!groupLayout(context, kernel, *x, axes, num_axes, *out, /*split=*/true,
+                   layout, how))
     return LETHE_RT_ERROR;
   if (kind == LETHE_RT_REDUCE_MEAN && !isFloat(x->dtype) &&
       layout.memberCount == 0 && layout.groupCount > 0)
@@ -337,7 +407,8 @@ lethe_rt_reduce_max_grad(lethe_rt_context *context, const lethe_rt_tensor *dy,
     return LETHE_RT_ERROR;
   GroupLayout layout;
   GroupFold how = GroupFold::Thread;
-  if (!groupLayout(context, kernel, *x, axes, num_axes, *y, layout, how))
+  if (!groupLayout(context, kernel, *x, axes, num_axes, *y, /*split=*/false,
+                   layout, how))
     return LETHE_RT_ERROR;
   if (numElements(*x) == 0)
     return LETHE_RT_OK;

@@ -6,9 +6,10 @@
 //
 // lethe_rt_reduce (sum, mean, max) and lethe_rt_reduce_max_grad on the CUDA
 // backend, over groups that a block folds (long and contiguous), that a
-// thread folds (short) and that the lanes of a column kernel fold (long and
-// strided), against double-precision references computed here; integer
-// wrapping and truncation; and the errors that name the kernel.
+// thread folds (short), that the lanes of a column kernel fold (long and
+// strided) and that a split fold folds in chunks (very long, in runs), against
+// double-precision references computed here; integer wrapping and truncation;
+// and the errors that name the kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -152,6 +153,31 @@ TEST_F(ReductionTest, LongStridedGroupsF64) {
 }
 TEST_F(ReductionTest, AxesF64) { checkAxes<double>(*this, LETHE_RT_F64); }
 
+// Groups of 2 * 8192 members or more with contiguous runs, which a split
+// fold folds in chunks: a bias gradient of an NCHW tensor (over N, H and W:
+// 2 chunks per channel), a sum per sample (3 chunks) and over everything
+// (6). One test per pair, within the test arena.
+template <typename T>
+void checkSplitGroups(ReductionTest &test, lethe_rt_dtype dtype, bool all) {
+  if (all) {
+    checkReduce<T>(test, dtype, {2, 3, 64, 128}, {});
+    return;
+  }
+  checkReduce<T>(test, dtype, {2, 3, 64, 128}, {0, 2, 3});
+  checkReduce<T>(test, dtype, {2, 3, 64, 128}, {1, 2, 3});
+}
+
+TEST_F(ReductionTest, SplitGroupsF32) {
+  checkSplitGroups<float>(*this, LETHE_RT_F32, false);
+  checkSplitGroups<float>(*this, LETHE_RT_F32, true);
+}
+TEST_F(ReductionTest, SplitGroupsF64) {
+  checkSplitGroups<double>(*this, LETHE_RT_F64, false);
+}
+TEST_F(ReductionTest, SplitEverythingF64) {
+  checkSplitGroups<double>(*this, LETHE_RT_F64, true);
+}
+
 TEST_F(ReductionTest, IntegersWrapAndTruncate) {
   int64_t axis = 1;
   int32_t max = std::numeric_limits<int32_t>::max();
@@ -181,6 +207,18 @@ TEST_F(ReductionTest, IntegersWrapAndTruncate) {
   EXPECT_EQ(
       read<int32_t>(sums),
       (std::vector<int32_t>{std::numeric_limits<int32_t>::min() + 98, 100}));
+  // A split group of integers: the chunks' sums wrap as one sum would.
+  std::vector<int32_t> many(3 * 8192, 1);
+  many[5] = max;
+  lethe_rt_tensor split = place<int32_t>({3 * 8192}, LETHE_RT_I32, many);
+  lethe_rt_tensor total = place<int32_t>({}, LETHE_RT_I32);
+  ASSERT_EQ(
+      lethe_rt_reduce(context, LETHE_RT_REDUCE_SUM, &split, nullptr, 0, &total),
+      LETHE_RT_OK)
+      << lastError();
+  EXPECT_EQ(read<int32_t>(total),
+            (std::vector<int32_t>{std::numeric_limits<int32_t>::min() +
+                                  3 * 8192 - 2}));
   // A long group of i1, folded by a block.
   std::vector<uint8_t> flags(1000, 0);
   flags[777] = 1;
