@@ -17,17 +17,22 @@
 // its bits; a longer one in one block, whose threads add their f64 partial
 // sums in a fixed tree (blockReduce), within rounding of the CPU's sums. One
 // kernel does a group's passes (statistics, then the outputs), so that
-// nothing passes between kernels. Layer norm's dscale and dbias add over the
-// rows in a column kernel (DeviceElements.cuh: neighbouring threads read
-// neighbouring elements, lanes share out the rows): fewer than minBlockGroup
-// rows in one lane, in order, with the CPU's bits, more in kColumnLanes
-// lanes, within rounding of them; that kernel runs before the one that
-// writes dx, which may be dy itself.
+// nothing passes between kernels. A batch norm channel of 2 * kSplitChunk
+// elements or more in runs of 32 or more (ResNet-50's first layers: 64
+// channels of 802,816 elements at batch 64) is split instead (SplitFold.h):
+// a block per chunk of each pass, the chunks' sums passing through scratch
+// memory to the next pass, which adds them in chunk order. Layer norm's dscale
+// and dbias add over the rows in a column kernel (DeviceElements.cuh:
+// neighbouring threads read neighbouring elements, lanes share out the rows):
+// fewer than minBlockGroup rows in one lane, in order, with the CPU's bits,
+// more in kColumnLanes lanes, within rounding of them; that kernel runs before
+// the one that writes dx, which may be dy itself.
 //
 //===----------------------------------------------------------------------===//
 
 #include "DeviceElements.cuh"
 #include "NormalizationGroups.h"
+#include "SourceGroups.h"
 
 #include <string>
 #include <vector>
@@ -60,6 +65,60 @@ __global__ void groupBlockKernel(Groups groups, int64_t count) {
   __shared__ double scratch[32];
   for (int64_t group = blockIdx.x; group < count; group += gridDim.x)
     groups.template group<T>(group, threadIdx.x, blockDim.x, BlockSum{scratch});
+}
+
+/// The block items of a split fold over `channels` channels of `chunks`
+/// chunks each, a block at a time.
+#define LETHE_SPLIT_ITEM_LOOP(item, channels, chunks)                          \
+  for (int64_t item = blockIdx.x; item < (channels) * (chunks);                \
+       item += gridDim.x)
+
+/// Pass `pass` of a batch norm's split fold over chunks of its channels
+/// (SplitFold.h): BatchNormTraining's or BatchNormGradient's `splitPass`,
+/// a block per chunk.
+template <typename T, typename Passes>
+__global__ void batchNormSplitKernel(Passes passes, int pass, int64_t chunks,
+                                     double *first, double *second) {
+  __shared__ double scratch[32];
+  for (int64_t item = blockIdx.x; item < passes.layout.channels * chunks;
+       item += gridDim.x)
+    passes.template splitPass<T>(pass, item, chunks, threadIdx.x, blockDim.x,
+                                 BlockSum{scratch}, first, second);
+}
+
+/// Whether a batch norm over `layout` folds its channels split into
+/// chunks: long channels in runs of a warp's width or more.
+bool splitsChannels(const ChannelLayout &layout) {
+  return isSplit(layout.count(), layout.spatial);
+}
+
+/// Launches the passes of `passes`' split fold over its channels, with
+/// two scratch arrays of a double per block item (each pass reading what
+/// the ones before wrote, in stream order).
+template <typename Passes>
+lethe_rt_status launchSplit(lethe_rt_context *context, const char *call,
+                            lethe_rt_dtype dtype, const Passes &passes) {
+  int64_t chunks = splitChunks(passes.layout.count());
+  int64_t items = passes.layout.channels * chunks;
+  StreamScratch scratch(context, call);
+  size_t first = scratch.reserve<double>(items),
+         second = scratch.reserve<double>(items);
+  if (!scratch.allocate())
+    return LETHE_RT_ERROR;
+  if (launchForFloat(
+          dtype,
+          [&](auto tag) {
+            for (int pass = 0; pass < Passes::kSplitPasses; ++pass)
+              if (!launchRows(context, call, "batchNormSplitKernel", items,
+                              batchNormSplitKernel<decltype(tag), Passes>,
+                              passes, pass, chunks, scratch.at<double>(first),
+                              scratch.at<double>(second)))
+                return false;
+            return true;
+          }) != LETHE_RT_OK ||
+      !scratch.release())
+    return LETHE_RT_ERROR;
+  return LETHE_RT_OK;
 }
 
 /// One element of batch norm inference per thread.
@@ -175,6 +234,8 @@ extern "C" lethe_rt_status lethe_rt_batch_norm_train(
   training.epsilon = epsilon;
   training.momentum = momentum;
   training.layout = ChannelLayout::of(x->shape, x->rank);
+  if (splitsChannels(training.layout))
+    return launchSplit(context, kernel, x->dtype, training);
   // Every channel, even over no elements (its statistics are then NaN, as
   // on the CPU backend).
   return launchGroups(context, kernel, x->dtype, training,
@@ -202,6 +263,8 @@ extern "C" lethe_rt_status lethe_rt_batch_norm_grad(
   gradient.dscale = valuesOf(dscale);
   gradient.dbias = valuesOf(dbias);
   gradient.layout = ChannelLayout::of(x->shape, x->rank);
+  if (splitsChannels(gradient.layout))
+    return launchSplit(context, kernel, x->dtype, gradient);
   return launchGroups(context, kernel, x->dtype, gradient,
                       gradient.layout.channels, gradient.layout.count());
 }

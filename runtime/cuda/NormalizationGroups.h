@@ -26,6 +26,7 @@
 #ifndef LETHE_RUNTIME_CUDA_NORMALIZATIONGROUPS_H
 #define LETHE_RUNTIME_CUDA_NORMALIZATIONGROUPS_H
 
+#include "SplitFold.h"
 #include "common/ElementTypes.h"
 
 #include <cmath>
@@ -134,7 +135,8 @@ struct BatchNormInference {
 
 /// lethe_rt_batch_norm_train: the channel's mean and population variance
 /// (two passes, in f64), then y as in BatchNormInference with them, and the
-/// channel's running statistics and saved statistics.
+/// channel's running statistics and saved statistics. `group` does a whole
+/// channel, `splitPass` the passes of a split fold over chunks of it.
 struct BatchNormTraining {
   const void *x = nullptr;
   void *y = nullptr;
@@ -143,79 +145,204 @@ struct BatchNormTraining {
   double epsilon = 0, momentum = 0;
   ChannelLayout layout;
 
-  /// Channel c, by `lane` of `lanes`.
+  /// The sum of x over members [first, end) of channel c, by `lane` of
+  /// `lanes` (each adding its members in order, then `sum`).
   template <typename T, typename Sum>
-  LETHE_HOST_DEVICE void group(int64_t c, int64_t lane, int64_t lanes,
-                               Sum &&sum) const {
-    using C = ComputeType<T>;
-    // Every lane reads the parameters before lane 0 writes the outputs (an
-    // update in place gives running_mean_out = running_mean).
-    double factor = scale.get(c), offset = bias.get(c),
-           oldMean = runningMean.get(c), oldVar = runningVar.get(c);
-    int64_t members = layout.count();
-    double count = static_cast<double>(members);
+  LETHE_HOST_DEVICE double sumOf(int64_t c, int64_t first, int64_t end,
+                                 int64_t lane, int64_t lanes, Sum &&sum) const {
     double partial = 0;
-    for (int64_t m = lane; m < members; m += lanes)
+    for (int64_t m = first + lane; m < end; m += lanes)
       partial += load<T>(x, layout.offset(c, m));
-    double mean = sum(partial) / count;
-    partial = 0;
-    for (int64_t m = lane; m < members; m += lanes) {
+    return sum(partial);
+  }
+
+  /// The sum of (x - mean)^2 over members [first, end) of channel c.
+  template <typename T, typename Sum>
+  LETHE_HOST_DEVICE double squaresOf(int64_t c, double mean, int64_t first,
+                                     int64_t end, int64_t lane, int64_t lanes,
+                                     Sum &&sum) const {
+    double partial = 0;
+    for (int64_t m = first + lane; m < end; m += lanes) {
       double deviation = load<T>(x, layout.offset(c, m)) - mean;
       partial += deviation * deviation;
     }
-    double variance = sum(partial) / count;
-    double invStd = 1 / squareRoot(variance + epsilon);
-    C m0 = static_cast<C>(mean), a = static_cast<C>(factor * invStd),
-      b = static_cast<C>(offset);
-    for (int64_t m = lane; m < members; m += lanes) {
+    return sum(partial);
+  }
+
+  /// The inverse standard deviation of `variance`.
+  LETHE_HOST_DEVICE double invStdOf(double variance) const {
+    return 1 / squareRoot(variance + epsilon);
+  }
+
+  /// y over members [first, end) of channel c.
+  template <typename T>
+  LETHE_HOST_DEVICE void normalize(int64_t c, double mean, double invStd,
+                                   int64_t first, int64_t end, int64_t lane,
+                                   int64_t lanes) const {
+    using C = ComputeType<T>;
+    C m0 = static_cast<C>(mean), a = static_cast<C>(scale.get(c) * invStd),
+      b = static_cast<C>(bias.get(c));
+    for (int64_t m = first + lane; m < end; m += lanes) {
       int64_t at = layout.offset(c, m);
       store<T>(y, at, (load<T>(x, at) - m0) * a + b);
     }
-    if (lane != 0)
-      return;
+  }
+
+  /// The running and saved statistics of channel c, by one thread: it reads
+  /// the running statistics before it writes them (an update in place
+  /// gives running_mean_out = running_mean), and no other thread reads them.
+  LETHE_HOST_DEVICE void setStatistics(int64_t c, double mean, double variance,
+                                       double invStd) const {
+    double oldMean = runningMean.get(c), oldVar = runningVar.get(c);
     runningMeanOut.set(c, oldMean * momentum + mean * (1 - momentum));
     runningVarOut.set(c, oldVar * momentum + variance * (1 - momentum));
     savedMean.set(c, mean);
     savedInvStd.set(c, invStd);
   }
+
+  /// The passes of a split fold (SplitFold.h) over the chunks of channels.
+  static constexpr int kSplitPasses = 3;
+
+  /// Pass `pass` of a split fold for block item `item` of `chunks` chunks
+  /// per channel (SplitItem), by `lane` of `lanes`: 0, the chunk's sum of x
+  /// into first[item]; 1, its sum of squared deviations from the mean of
+  /// the channel's sums into second[item]; 2, its y with the statistics of
+  /// the channel's sums, and from the first chunk's lane 0 the statistics.
+  template <typename T, typename Sum>
+  LETHE_HOST_DEVICE void splitPass(int pass, int64_t item, int64_t chunks,
+                                   int64_t lane, int64_t lanes, Sum &&sum,
+                                   double *first, double *second) const {
+    SplitItem split = SplitItem::of(item, chunks, layout.count());
+    int64_t c = split.group;
+    if (pass == 0) {
+      double total = sumOf<T>(c, split.first, split.end, lane, lanes, sum);
+      if (lane == 0)
+        first[item] = total;
+      return;
+    }
+    double count = static_cast<double>(layout.count());
+    double mean = sumOfChunks(first + c * chunks, chunks) / count;
+    if (pass == 1) {
+      double total =
+          squaresOf<T>(c, mean, split.first, split.end, lane, lanes, sum);
+      if (lane == 0)
+        second[item] = total;
+      return;
+    }
+    double variance = sumOfChunks(second + c * chunks, chunks) / count;
+    double invStd = invStdOf(variance);
+    normalize<T>(c, mean, invStd, split.first, split.end, lane, lanes);
+    if (split.chunk == 0 && lane == 0)
+      setStatistics(c, mean, variance, invStd);
+  }
+
+  /// Channel c, by `lane` of `lanes`.
+  template <typename T, typename Sum>
+  LETHE_HOST_DEVICE void group(int64_t c, int64_t lane, int64_t lanes,
+                               Sum &&sum) const {
+    int64_t members = layout.count();
+    double count = static_cast<double>(members);
+    double mean = sumOf<T>(c, 0, members, lane, lanes, sum) / count;
+    double variance =
+        squaresOf<T>(c, mean, 0, members, lane, lanes, sum) / count;
+    double invStd = invStdOf(variance);
+    normalize<T>(c, mean, invStd, 0, members, lane, lanes);
+    if (lane == 0)
+      setStatistics(c, mean, variance, invStd);
+  }
 };
 
 /// lethe_rt_batch_norm_grad, in f64: with xhat = (x - mean) * inv_std,
 /// dbias = sum(dy), dscale = sum(dy xhat) over the channel, and dx = scale
-/// inv_std (dy - (dbias + xhat dscale) / count).
+/// inv_std (dy - (dbias + xhat dscale) / count). `group` does a whole
+/// channel, `splitPass` the passes of a split fold over chunks of it.
 struct BatchNormGradient {
   const void *dy = nullptr, *x = nullptr;
   void *dx = nullptr;
   FloatValues scale, savedMean, savedInvStd, dscale, dbias;
   ChannelLayout layout;
 
-  /// Channel c, by `lane` of `lanes`.
+  /// The sums of dy and of dy xhat over members [first, end) of channel c,
+  /// by `lane` of `lanes`.
   template <typename T, typename Sum>
-  LETHE_HOST_DEVICE void group(int64_t c, int64_t lane, int64_t lanes,
-                               Sum &&sum) const {
-    double factor = scale.get(c), mean = savedMean.get(c),
-           invStd = savedInvStd.get(c);
-    int64_t members = layout.count();
+  LETHE_HOST_DEVICE void sumsOf(int64_t c, int64_t first, int64_t end,
+                                int64_t lane, int64_t lanes, Sum &&sum,
+                                double &sumDy, double &sumDyXhat) const {
+    double mean = savedMean.get(c), invStd = savedInvStd.get(c);
     double partialDy = 0, partialDyXhat = 0;
-    for (int64_t m = lane; m < members; m += lanes) {
+    for (int64_t m = first + lane; m < end; m += lanes) {
       int64_t at = layout.offset(c, m);
       double g = load<T>(dy, at);
       partialDy += g;
       partialDyXhat +=
           g * ((static_cast<double>(load<T>(x, at)) - mean) * invStd);
     }
-    double sumDy = sum(partialDy), sumDyXhat = sum(partialDyXhat);
-    double count = static_cast<double>(members), a = factor * invStd;
-    for (int64_t m = lane; m < members; m += lanes) {
+    sumDy = sum(partialDy);
+    sumDyXhat = sum(partialDyXhat);
+  }
+
+  /// dx over members [first, end) of channel c, from the channel's sums.
+  template <typename T>
+  LETHE_HOST_DEVICE void gradients(int64_t c, double sumDy, double sumDyXhat,
+                                   int64_t first, int64_t end, int64_t lane,
+                                   int64_t lanes) const {
+    double mean = savedMean.get(c), invStd = savedInvStd.get(c);
+    double count = static_cast<double>(layout.count()),
+           a = scale.get(c) * invStd;
+    for (int64_t m = first + lane; m < end; m += lanes) {
       int64_t at = layout.offset(c, m);
       double g = load<T>(dy, at);
       double xhat = (static_cast<double>(load<T>(x, at)) - mean) * invStd;
       store<T>(dx, at, a * (g - (sumDy + xhat * sumDyXhat) / count));
     }
-    if (lane != 0)
-      return;
+  }
+
+  /// dscale and dbias of channel c.
+  LETHE_HOST_DEVICE void setParameterGradients(int64_t c, double sumDy,
+                                               double sumDyXhat) const {
     dscale.set(c, sumDyXhat);
     dbias.set(c, sumDy);
+  }
+
+  /// The passes of a split fold (SplitFold.h) over the chunks of channels.
+  static constexpr int kSplitPasses = 2;
+
+  /// Pass `pass` of a split fold for block item `item` of `chunks` chunks
+  /// per channel (SplitItem), by `lane` of `lanes`: 0, the chunk's sums of
+  /// dy and dy xhat into first[item] and second[item]; 1, its dx from the
+  /// channel's sums, and from the first chunk's lane 0 dscale and dbias.
+  template <typename T, typename Sum>
+  LETHE_HOST_DEVICE void splitPass(int pass, int64_t item, int64_t chunks,
+                                   int64_t lane, int64_t lanes, Sum &&sum,
+                                   double *first, double *second) const {
+    SplitItem split = SplitItem::of(item, chunks, layout.count());
+    int64_t c = split.group;
+    if (pass == 0) {
+      double sumDy = 0, sumDyXhat = 0;
+      sumsOf<T>(c, split.first, split.end, lane, lanes, sum, sumDy, sumDyXhat);
+      if (lane == 0) {
+        first[item] = sumDy;
+        second[item] = sumDyXhat;
+      }
+      return;
+    }
+    double sumDy = sumOfChunks(first + c * chunks, chunks);
+    double sumDyXhat = sumOfChunks(second + c * chunks, chunks);
+    gradients<T>(c, sumDy, sumDyXhat, split.first, split.end, lane, lanes);
+    if (split.chunk == 0 && lane == 0)
+      setParameterGradients(c, sumDy, sumDyXhat);
+  }
+
+  /// Channel c, by `lane` of `lanes`.
+  template <typename T, typename Sum>
+  LETHE_HOST_DEVICE void group(int64_t c, int64_t lane, int64_t lanes,
+                               Sum &&sum) const {
+    int64_t members = layout.count();
+    double sumDy = 0, sumDyXhat = 0;
+    sumsOf<T>(c, 0, members, lane, lanes, sum, sumDy, sumDyXhat);
+    gradients<T>(c, sumDy, sumDyXhat, 0, members, lane, lanes);
+    if (lane == 0)
+      setParameterGradients(c, sumDy, sumDyXhat);
   }
 };
 

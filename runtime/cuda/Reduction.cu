@@ -33,6 +33,7 @@
 
 #include "DeviceElements.cuh"
 #include "SourceGroups.h"
+#include "SplitFold.h"
 
 #include <limits>
 #include <string>
@@ -160,9 +161,6 @@ __global__ void __launch_bounds__(kColumnThreads)
   }
 }
 
-/// The members of a group that one block of a split fold folds.
-constexpr int64_t kSplitChunk = 8192;
-
 /// A split fold's first kernel: block item = group * chunks + chunk folds
 /// that chunk's members and writes the result to partials[item].
 template <typename T, lethe_rt_reduce_kind Kind>
@@ -173,12 +171,10 @@ __global__ void reduceChunksKernel(const void *x, WideType<T> *partials,
   Fold<T, Kind> fold;
   for (int64_t item = blockIdx.x; item < layout.groupCount * chunks;
        item += gridDim.x) {
-    int64_t group = item / chunks, first = item % chunks * kSplitChunk;
-    int64_t end = first + kSplitChunk < layout.memberCount ? first + kSplitChunk
-                                                           : layout.memberCount;
-    int64_t start = layout.groupStart(group);
+    SplitItem split = SplitItem::of(item, chunks, layout.memberCount);
+    int64_t start = layout.groupStart(split.group);
     W acc = fold.identity();
-    for (int64_t member = first + threadIdx.x; member < end;
+    for (int64_t member = split.first + threadIdx.x; member < split.end;
          member += blockDim.x)
       acc = fold(acc, load<T>(x, start + layout.memberOffset(member)));
     acc = blockReduce(acc, fold, scratch);
@@ -287,14 +283,13 @@ bool groupLayout(lethe_rt_context *context, const char *kernel,
   // split fold reads runs of at least a warp's width.
   const BroadcastMap<1> &members = layout.members;
   bool contiguous = members.rank == 1 && members.strides[0][0] == 1;
-  bool innerRuns = members.rank >= 1 &&
-                   members.strides[0][members.rank - 1] == 1 &&
-                   members.shape[members.rank - 1] >= 32;
-  how = layout.memberCount < minBlockGroup ? GroupFold::Thread
-        : split && innerRuns && layout.memberCount >= 2 * kSplitChunk
-            ? GroupFold::Split
-        : contiguous ? GroupFold::Block
-                     : GroupFold::Columns;
+  int64_t run = members.rank >= 1 && members.strides[0][members.rank - 1] == 1
+                    ? members.shape[members.rank - 1]
+                    : 1;
+  how = layout.memberCount < minBlockGroup          ? GroupFold::Thread
+        : split && isSplit(layout.memberCount, run) ? GroupFold::Split
+        : contiguous                                ? GroupFold::Block
+                                                    : GroupFold::Columns;
   return true;
 }
 
@@ -323,7 +318,7 @@ bool runReduce(lethe_rt_context *context, const lethe_rt_tensor &x,
                GroupFold how) {
   if (how == GroupFold::Split) {
     const char *call = "lethe_rt_reduce";
-    int64_t chunks = (layout.memberCount + kSplitChunk - 1) / kSplitChunk;
+    int64_t chunks = splitChunks(layout.memberCount);
     StreamScratch scratch(context, call);
     size_t partials = scratch.reserve<WideType<T>>(layout.groupCount * chunks);
     return scratch.allocate() &&

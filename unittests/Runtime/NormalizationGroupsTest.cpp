@@ -9,7 +9,8 @@
 // one lane, as the kernels fold a group shorter than a block, it must give
 // the CPU backend's bits for every float dtype, parameters of another dtype,
 // a broadcast scale and no bias. With several lanes on threads, as a block
-// folds a longer group, it must cover every element once and agree with the
+// folds a longer group, and split into chunks, as the kernels fold a batch
+// norm's long channels, it must cover every element once and agree with the
 // CPU backend within rounding.
 //
 //===----------------------------------------------------------------------===//
@@ -102,12 +103,46 @@ void foldGroups(const Groups &groups, lethe_rt_dtype dtype, int64_t count,
   });
 }
 
-/// Expects `got` to hold `expected`'s bits (one lane) or its values within
-/// the dtype's tolerance (several lanes).
-void expectSame(const TypedTensor &got, const TypedTensor &expected, int lanes,
+/// Runs `pass(item, lane, lanes, sum)` for block items [0, items) of a
+/// split fold, in order, each as `lanes` lanes (as foldGroups folds groups).
+template <typename Pass> void forEachItem(int64_t items, int lanes, Pass pass) {
+  for (int64_t item = 0; item < items; ++item) {
+    if (lanes == 1) {
+      pass(item, 0, 1, SingleLane());
+      continue;
+    }
+    ThreadLanes(lanes).run(
+        [&](int lane, auto sum) { pass(item, lane, lanes, sum); });
+  }
+}
+
+/// A batch norm's channels split into chunks (SplitFold.h), the passes of
+/// `passes` (BatchNormTraining or BatchNormGradient) run in order over every
+/// block item, as the CUDA backend's kernels run them.
+template <typename Passes>
+void foldSplit(const Passes &passes, lethe_rt_dtype dtype, int lanes) {
+  const ChannelLayout &layout = passes.layout;
+  ASSERT_TRUE(isSplit(layout.count(), layout.spatial));
+  int64_t chunks = splitChunks(layout.count());
+  int64_t items = layout.channels * chunks;
+  std::vector<double> first(items, NAN), second(items, NAN);
+  dispatchFloat(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (int pass = 0; pass < Passes::kSplitPasses; ++pass)
+      forEachItem(
+          items, lanes, [&](int64_t item, int lane, int count, auto sum) {
+            passes.template splitPass<T>(pass, item, chunks, lane, count, sum,
+                                         first.data(), second.data());
+          });
+  });
+}
+
+/// Expects `got` to hold `expected`'s bits (`exact`: one lane, unsplit) or
+/// its values within the dtype's tolerance.
+void expectSame(const TypedTensor &got, const TypedTensor &expected, bool exact,
                 const char *what) {
   SCOPED_TRACE(what);
-  if (lanes == 1)
+  if (exact)
     EXPECT_EQ(got.bytes, expected.bytes);
   else
     expectAllNear(got.values(), expected.values(),
@@ -134,6 +169,45 @@ const std::vector<std::vector<int64_t>> &batchNormShapes() {
   static const std::vector<std::vector<int64_t>> shapes{
       {2, 3}, {2, 3, 4, 5}, {4, 2, 3}, {3, 2, 40}, {0, 3, 2}};
   return shapes;
+}
+
+/// Channels that the CUDA backend splits into chunks: 20,480 elements in
+/// runs of 10,240 (three chunks, the last one short), and 16,384 in runs of
+/// 32 (two).
+const std::vector<std::vector<int64_t>> &splitShapes() {
+  static const std::vector<std::vector<int64_t>> shapes{{2, 2, 128, 80},
+                                                        {512, 3, 32}};
+  return shapes;
+}
+
+/// How the tests fold a batch norm's channels: whole, in `lanes` lanes, or
+/// split into chunks of `lanes` lanes each.
+struct ChannelFold {
+  int lanes;
+  bool split;
+
+  /// Whether the fold must give the CPU backend's bits.
+  bool exact() const { return lanes == 1 && !split; }
+  const std::vector<std::vector<int64_t>> &shapes() const {
+    return split ? splitShapes() : batchNormShapes();
+  }
+  template <typename Passes>
+  void run(const Passes &passes, lethe_rt_dtype dtype) const {
+    if (split)
+      foldSplit(passes, dtype, lanes);
+    else
+      foldGroups(passes, dtype, passes.layout.channels, lanes);
+  }
+};
+
+std::string caseName(lethe_rt_dtype dtype, lethe_rt_dtype parameterType,
+                     const ChannelFold &fold, uint64_t seed) {
+  return caseName(dtype, parameterType, fold.lanes, seed) +
+         (fold.split ? " split" : "");
+}
+
+std::vector<ChannelFold> channelFolds(int lanes) {
+  return {{1, false}, {lanes, false}, {1, true}, {lanes, true}};
 }
 
 TEST_F(NormalizationGroupsTest, BatchNormInferenceGivesTheCpuBits) {
@@ -175,11 +249,11 @@ TEST_F(NormalizationGroupsTest, BatchNormInferenceGivesTheCpuBits) {
 
 TEST_F(NormalizationGroupsTest, BatchNormTrainingMatchesTheCpu) {
   uint64_t seed = 100;
-  for (int lanes : {1, 3})
+  for (const ChannelFold &fold : channelFolds(3))
     for (lethe_rt_dtype dtype : floatDtypes())
-      for (const std::vector<int64_t> &shape : batchNormShapes()) {
+      for (const std::vector<int64_t> &shape : fold.shapes()) {
         lethe_rt_dtype parameterType = parameterDtypes(dtype)[seed % 2];
-        SCOPED_TRACE(caseName(dtype, parameterType, lanes, seed));
+        SCOPED_TRACE(caseName(dtype, parameterType, fold, seed));
         int64_t channels = shape[1];
         TypedTensor x = randomTensor(shape, dtype, seed++, -2, 4);
         TypedTensor scale = randomTensor({channels}, parameterType, seed++);
@@ -218,21 +292,21 @@ TEST_F(NormalizationGroupsTest, BatchNormTrainingMatchesTheCpu) {
         training.epsilon = 1e-5;
         training.momentum = 0.9;
         training.layout = channelLayout(shape);
-        foldGroups(training, dtype, channels, lanes);
+        fold.run(training, dtype);
         const char *names[] = {"y", "running_mean", "running_var", "saved_mean",
                                "saved_inv_std"};
         for (size_t k = 0; k < cpu.size(); ++k)
-          expectSame(groups[k], cpu[k], lanes, names[k]);
+          expectSame(groups[k], cpu[k], fold.exact(), names[k]);
       }
 }
 
 TEST_F(NormalizationGroupsTest, BatchNormGradientMatchesTheCpu) {
   uint64_t seed = 200;
-  for (int lanes : {1, 4})
+  for (const ChannelFold &fold : channelFolds(4))
     for (lethe_rt_dtype dtype : floatDtypes())
-      for (const std::vector<int64_t> &shape : batchNormShapes()) {
+      for (const std::vector<int64_t> &shape : fold.shapes()) {
         lethe_rt_dtype parameterType = parameterDtypes(dtype)[seed % 2];
-        SCOPED_TRACE(caseName(dtype, parameterType, lanes, seed));
+        SCOPED_TRACE(caseName(dtype, parameterType, fold, seed));
         int64_t channels = shape[1];
         TypedTensor x = randomTensor(shape, dtype, seed++, -2, 2);
         TypedTensor dy = randomTensor(shape, dtype, seed++);
@@ -265,10 +339,10 @@ TEST_F(NormalizationGroupsTest, BatchNormGradientMatchesTheCpu) {
         gradient.dscale = valuesOf(groups[1]);
         gradient.dbias = valuesOf(groups[2]);
         gradient.layout = channelLayout(shape);
-        foldGroups(gradient, dtype, channels, lanes);
+        fold.run(gradient, dtype);
         const char *names[] = {"dx", "dscale", "dbias"};
         for (size_t k = 0; k < cpu.size(); ++k)
-          expectSame(groups[k], cpu[k], lanes, names[k]);
+          expectSame(groups[k], cpu[k], fold.exact(), names[k]);
       }
 }
 
@@ -365,7 +439,7 @@ TEST_F(NormalizationGroupsTest, LayerNormMatchesTheCpu) {
         foldGroups(forward, dtype, cpu[1].size(), lanes);
         const char *names[] = {"y", "mean", "inv_std_dev"};
         for (size_t k = 0; k < cpu.size(); ++k)
-          expectSame(groups[k], cpu[k], lanes, names[k]);
+          expectSame(groups[k], cpu[k], lanes == 1, names[k]);
       }
 }
 
@@ -420,9 +494,9 @@ TEST_F(NormalizationGroupsTest, LayerNormGradientMatchesTheCpu) {
         foldGroups(gradient, dtype, gradient.rows, lanes);
         // One lane adds each column's rows in order, as the CPU does; more
         // share them out, and the sums agree within rounding.
-        expectSame(groups[1], cpu[1], lanes, "dscale");
-        expectSame(groups[2], cpu[2], lanes, "dbias");
-        expectSame(groups[0], cpu[0], lanes, "dx");
+        expectSame(groups[1], cpu[1], lanes == 1, "dscale");
+        expectSame(groups[2], cpu[2], lanes == 1, "dbias");
+        expectSame(groups[0], cpu[0], lanes == 1, "dx");
       }
 }
 

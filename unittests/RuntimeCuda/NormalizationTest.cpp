@@ -262,6 +262,13 @@ TEST_F(NormalizationTest, BatchNormTrainLongChannels) {
   checkBatchNormTrain<float, float>(*this, {1000, 2});
 }
 
+// Channels of 20,480 elements in runs of 10,240 and of 16,384 in runs of 32,
+// split into chunks (three and two): the chunks' sums pass between kernels.
+TEST_F(NormalizationTest, BatchNormTrainSplitChannels) {
+  checkBatchNormTrain<float, float>(*this, {2, 2, 128, 80});
+  checkBatchNormTrain<double, Half>(*this, {512, 3, 32});
+}
+
 /// The gradient over x and dy of storage type T with scale and saved
 /// statistics of storage type P; dscale in T, dbias in P.
 template <typename T, typename P>
@@ -332,6 +339,11 @@ TEST_F(NormalizationTest, BatchNormGradShortChannels) {
   checkBatchNormGrad<BFloat16, float>(*this, {2, 3, 5});
   checkBatchNormGrad<float, float>(*this, {2, 3, 5});
   checkBatchNormGrad<double, float>(*this, {3, 4});
+}
+
+TEST_F(NormalizationTest, BatchNormGradSplitChannels) {
+  checkBatchNormGrad<float, float>(*this, {2, 2, 128, 80});
+  checkBatchNormGrad<double, float>(*this, {512, 3, 32});
 }
 
 TEST_F(NormalizationTest, BatchNormGradLongChannels) {
