@@ -552,6 +552,8 @@ public:
 private:
   std::optional<Failure> copyIn(uint64_t offset, const void *data,
                                 uint64_t bytes);
+  /// Copies `result` onto the argument it updates, within the arena.
+  bool copyWithin(const ManifestResult &result);
   std::optional<Failure> runtimeFailure(const std::string &what);
 
   const Options &options;
@@ -559,8 +561,9 @@ private:
   StepFunction step;
   std::ostream &out;
 
-  /// Per argument: its current host value (parameters and state: from the
-  /// weights, then the latest update; data: all its batches).
+  /// Per argument: its host value (parameters and state: from the weights,
+  /// then the updates that go through the host, and after the last step
+  /// every update; data: all its batches).
   std::vector<DataInput> values;
   std::string weightsPath;
 
@@ -664,6 +667,17 @@ std::optional<Failure> Run::copyIn(uint64_t offset, const void *data,
   return std::nullopt;
 }
 
+bool Run::copyWithin(const ManifestResult &result) {
+  char *arena = static_cast<char *>(lethe_rt_arena_base(context.get()));
+  const ManifestArgument &argument = manifest.arguments[result.updates];
+  int32_t rank = static_cast<int32_t>(result.shape.size());
+  lethe_rt_tensor in{arena + result.offset, result.dtype, rank,
+                     result.shape.data()};
+  lethe_rt_tensor out{arena + argument.offset, argument.dtype, rank,
+                      argument.shape.data()};
+  return lethe_rt_copy(context.get(), &in, &out) == LETHE_RT_OK;
+}
+
 std::optional<Failure> Run::train() {
   context.reset(lethe_rt_context_create());
   if (!context)
@@ -684,7 +698,10 @@ std::optional<Failure> Run::train() {
     recorder.boundaries.reserve(4 * numOps + 16);
     lethe_rt_set_op_hook(context.get(), recordOpBoundary, &recorder);
   }
-  // Which argument each result updates, and a staging buffer for them.
+  // The state stays on the device between steps (planStateUpdates), but
+  // for the results that go through the host, and every result after the
+  // last step (for --save-weights); staging buffers for those.
+  StateUpdates updates = planStateUpdates(manifest);
   std::vector<std::string> staged(manifest.results.size());
   const ManifestResult &lossResult = manifest.results[manifest.lossResult];
   std::string lossBytes(lossResult.bytes, '\0');
@@ -711,7 +728,8 @@ std::optional<Failure> Run::train() {
         break;
       case ArgumentKind::Parameter:
       case ArgumentKind::State:
-        failure = copyIn(argument.offset, value.bytes.data(), argument.bytes);
+        if (number == 0 || !updates.onDevice[index])
+          failure = copyIn(argument.offset, value.bytes.data(), argument.bytes);
         break;
       }
       if (failure)
@@ -736,19 +754,28 @@ std::optional<Failure> Run::train() {
                                  lossResult.bytes) != LETHE_RT_OK)
       return runtimeFailure("cannot read the loss");
     loss = readFloat(lossBytes.data(), lossResult.dtype);
-    for (size_t index = 0; index < manifest.results.size(); ++index) {
+    bool last = number + 1 == options.steps;
+    std::vector<size_t> toHost;
+    for (size_t index = 0; index < manifest.results.size(); ++index)
+      if (manifest.results[index].updates >= 0 &&
+          (last || std::binary_search(updates.throughHost.begin(),
+                                      updates.throughHost.end(), index)))
+        toHost.push_back(index);
+    for (size_t index : toHost) {
       const ManifestResult &result = manifest.results[index];
-      if (result.updates < 0)
-        continue;
       staged[index].resize(result.bytes);
       if (result.bytes &&
           lethe_rt_copy_from_arena(context.get(), staged[index].data(),
                                    result.offset, result.bytes) != LETHE_RT_OK)
         return runtimeFailure("cannot read result " + std::to_string(index));
     }
-    for (size_t index = 0; index < manifest.results.size(); ++index)
-      if (manifest.results[index].updates >= 0)
-        values[manifest.results[index].updates].bytes.swap(staged[index]);
+    for (size_t index : toHost)
+      values[manifest.results[index].updates].bytes.swap(staged[index]);
+    if (!last)
+      for (size_t index : updates.deviceCopies)
+        if (!copyWithin(manifest.results[index]))
+          return runtimeFailure("cannot copy result " + std::to_string(index) +
+                                " to the argument it updates");
 
     double seconds = secondsBetween(start, end);
     totalSeconds += seconds;

@@ -18,7 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <queue>
 #include <stdexcept>
 
 using namespace lethe::driver;
@@ -346,8 +348,7 @@ void parse(const json &document, Manifest &manifest) {
                           "or release");
     }
     op.liveBytes = getInteger(object, "live_bytes", where, 0);
-    op.predictedSeconds =
-        getOptionalNumber(object, "predicted_seconds", where);
+    op.predictedSeconds = getOptionalNumber(object, "predicted_seconds", where);
     manifest.ops.push_back(std::move(op));
   }
 }
@@ -385,4 +386,68 @@ bool lethe::driver::parseManifest(std::string_view text, Manifest &manifest,
     return false;
   }
   return true;
+}
+
+StateUpdates lethe::driver::planStateUpdates(const Manifest &manifest) {
+  StateUpdates updates;
+  updates.onDevice.assign(manifest.arguments.size(), false);
+  auto intersect = [](uint64_t a, uint64_t aBytes, uint64_t b,
+                      uint64_t bBytes) {
+    return a < b + bBytes && b < a + aBytes;
+  };
+  auto targetOf = [&](const ManifestResult &result) {
+    return manifest.arguments[result.updates].offset;
+  };
+  // The results to copy: neither in place nor empty.
+  std::vector<size_t> moving;
+  for (size_t index = 0; index < manifest.results.size(); ++index) {
+    const ManifestResult &result = manifest.results[index];
+    if (result.updates < 0 || result.bytes == 0)
+      continue;
+    uint64_t target = targetOf(result);
+    if (target == result.offset)
+      updates.onDevice[result.updates] = true;
+    else if (intersect(target, result.bytes, result.offset, result.bytes))
+      updates.throughHost.push_back(index);
+    else
+      moving.push_back(index);
+  }
+  // Copy i must wait for every copy j whose result its argument overlaps
+  // (results do not overlap one another, nor arguments: only these).
+  size_t count = moving.size();
+  std::vector<std::vector<size_t>> waiters(count);
+  std::vector<size_t> waitsFor(count, 0);
+  for (size_t i = 0; i < count; ++i) {
+    const ManifestResult &writer = manifest.results[moving[i]];
+    for (size_t j = 0; j < count; ++j) {
+      const ManifestResult &read = manifest.results[moving[j]];
+      if (i != j &&
+          intersect(targetOf(writer), writer.bytes, read.offset, read.bytes)) {
+        waiters[j].push_back(i);
+        ++waitsFor[i];
+      }
+    }
+  }
+  // Kahn's order, lowest index first; what a cycle holds goes through the
+  // host (read before any copy, so that it constrains none).
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t i = 0; i < count; ++i)
+    if (waitsFor[i] == 0)
+      ready.push(i);
+  std::vector<bool> done(count, false);
+  while (!ready.empty()) {
+    size_t i = ready.top();
+    ready.pop();
+    done[i] = true;
+    updates.deviceCopies.push_back(moving[i]);
+    updates.onDevice[manifest.results[moving[i]].updates] = true;
+    for (size_t waiter : waiters[i])
+      if (--waitsFor[waiter] == 0)
+        ready.push(waiter);
+  }
+  for (size_t i = 0; i < count; ++i)
+    if (!done[i])
+      updates.throughHost.push_back(moving[i]);
+  std::sort(updates.throughHost.begin(), updates.throughHost.end());
+  return updates;
 }

@@ -106,6 +106,27 @@ struct Manifest {
 bool parseManifest(std::string_view text, Manifest &manifest,
                    std::string &error);
 
+/// How the state a step updates (the results with `updates` >= 0) becomes
+/// the next step's arguments without leaving the device: a result in its
+/// argument's bytes is there already; another is copied within the arena,
+/// in an order in which no copy overwrites a result not yet copied; one
+/// whose copy would overlap its own bytes, or that a cycle of such
+/// overlaps holds, goes through the host.
+struct StateUpdates {
+  /// The results copied within the arena, in that order.
+  std::vector<size_t> deviceCopies;
+  /// The results read to the host after the step (and written back to
+  /// their argument before the next one).
+  std::vector<size_t> throughHost;
+  /// Per argument: whether, after the first step, the arena holds its next
+  /// value (updated in place or by a copy), so that it is not written from
+  /// the host again.
+  std::vector<bool> onDevice;
+};
+
+/// Plans the updates of `manifest`'s state between steps.
+StateUpdates planStateUpdates(const Manifest &manifest);
+
 } // namespace lethe::driver
 
 #endif // LETHE_DRIVER_MANIFEST_H

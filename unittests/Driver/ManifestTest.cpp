@@ -80,7 +80,9 @@ TEST(ManifestTest, EveryCorruptionIsOneLine) {
        "step"},
       {[](json &m) { m["arguments"][0]["dtype"] = "float"; },
        "arguments[0].dtype 'float' is not a runtime dtype"},
-      {[](json &m) { m["arguments"][0]["shape"] = {4, -3}; },
+      {[](json &m) {
+         m["arguments"][0]["shape"] = {4, -3};
+       },
        "arguments[0].shape[1] must be a non-negative integer"},
       {[](json &m) { m["arguments"][0]["bytes"] = 40; },
        "arguments[0].bytes is 40, but f32 [4, 3] needs 48"},
@@ -161,6 +163,66 @@ TEST(ManifestTest, UnknownFieldsAndNullPlanNumbersAreAccepted) {
   std::string error;
   ASSERT_TRUE(parseManifest(document.dump(), manifest, error)) << error;
   EXPECT_FALSE(manifest.plan.budgetBytes.has_value());
+}
+
+/// A manifest of parameters of `bytes` bytes each at `arguments` and
+/// results at `results` updating `updates` (the planner's view only).
+Manifest stateManifest(const std::vector<uint64_t> &arguments,
+                       const std::vector<uint64_t> &results,
+                       const std::vector<int64_t> &updates,
+                       uint64_t bytes = 256) {
+  Manifest manifest;
+  for (uint64_t offset : arguments) {
+    ManifestArgument argument;
+    argument.kind = ArgumentKind::Parameter;
+    argument.offset = offset;
+    argument.bytes = bytes;
+    manifest.arguments.push_back(argument);
+  }
+  for (size_t index = 0; index < results.size(); ++index) {
+    ManifestResult result;
+    result.offset = results[index];
+    result.bytes = bytes;
+    result.updates = updates[index];
+    manifest.results.push_back(result);
+  }
+  return manifest;
+}
+
+TEST(ManifestTest, StateStaysOnTheDevice) {
+  // The test program: w's update is copied from 2816 to 768, w.velocity's
+  // is in place; the data, lr and the step are written every step.
+  Manifest manifest;
+  std::string error;
+  ASSERT_TRUE(parseManifest(lethe_program_manifest, manifest, error)) << error;
+  StateUpdates updates = planStateUpdates(manifest);
+  EXPECT_EQ(updates.deviceCopies, std::vector<size_t>{1});
+  EXPECT_TRUE(updates.throughHost.empty());
+  EXPECT_EQ(updates.onDevice,
+            (std::vector<bool>{false, false, false, true, true, false, false}));
+}
+
+TEST(ManifestTest, StateCopiesNeverOverwriteAResultStillToCopy) {
+  // p's update lies in q's slot, q's elsewhere: p's copy reads before q's
+  // writes, whatever their order in the manifest.
+  StateUpdates chain =
+      planStateUpdates(stateManifest({0, 256}, {1024, 256}, {1, 0}));
+  EXPECT_EQ(chain.deviceCopies, (std::vector<size_t>{1, 0}));
+  EXPECT_TRUE(chain.throughHost.empty());
+  // Each update in the other's slot: a cycle, through the host; a third,
+  // independent update is still copied.
+  StateUpdates cycle =
+      planStateUpdates(stateManifest({0, 256, 512}, {256, 0, 2048}, {0, 1, 2}));
+  EXPECT_EQ(cycle.deviceCopies, std::vector<size_t>{2});
+  EXPECT_EQ(cycle.throughHost, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(cycle.onDevice, (std::vector<bool>{false, false, true}));
+  // An update overlapping its own argument, not in place: through the
+  // host; results that update nothing are left alone.
+  StateUpdates shifted =
+      planStateUpdates(stateManifest({0, 512}, {128, 1024}, {0, -1}));
+  EXPECT_TRUE(shifted.deviceCopies.empty());
+  EXPECT_EQ(shifted.throughHost, std::vector<size_t>{0});
+  EXPECT_EQ(shifted.onDevice, (std::vector<bool>{false, false}));
 }
 
 } // namespace
