@@ -26,12 +26,15 @@
 // context's status word.
 //
 // Sums over fewer than minBlockGroup elements add in order, as the CPU
-// backend adds, and give its bits; longer ones add in one block's tree,
-// within rounding of them.
+// backend adds, and give its bits; longer ones add in one block's tree, and
+// those of 2 * kSplitChunk elements or more in a block per chunk whose sums
+// one thread adds in order (SplitFold.h), within rounding of them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "DeviceElements.cuh"
+#include "SourceGroups.h"
+#include "SplitFold.h"
 
 using namespace lethe::rt;
 
@@ -80,16 +83,90 @@ template <typename Term> __device__ double2 sumTerms(int64_t count, Term term) {
   return total;
 }
 
-/// Sum or mean: one block writes the scalar loss.
-template <typename T>
-__global__ void summedErrorKernel(const void *a, const void *b, void *loss,
-                                  int64_t count, bool mean) {
-  double2 total = sumTerms(count, [=](int64_t i) {
-    return double2{squaredDifference<T>(a, b, i), 0};
-  });
+/// The sum of `count` terms (`terms(i)`, a double2) given to `finish`: in
+/// one block (sumTerms) or, over 2 * kSplitChunk terms or more, split
+/// (SplitFold.h): a block per chunk of kSplitChunk, then one thread adds the
+/// chunks' sums in order. Every kernel below is one of these.
+template <typename Terms, typename Finish>
+__global__ void sumKernel(int64_t count, Terms terms, Finish finish) {
+  double2 total = sumTerms(count, terms);
   if (threadIdx.x == 0)
-    store<T>(loss, 0, mean ? total.x / static_cast<double>(count) : total.x);
+    finish(total);
 }
+
+template <typename Terms>
+__global__ void chunkSumsKernel(int64_t count, int64_t chunks, Terms terms,
+                                double2 *partials) {
+  __shared__ double scratch[32];
+  auto plus = [](double a, double b) { return a + b; };
+  for (int64_t chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
+    SplitItem split = SplitItem::of(chunk, chunks, count);
+    double2 total{0, 0};
+    for (int64_t i = split.first + threadIdx.x; i < split.end;
+         i += blockDim.x) {
+      double2 value = terms(i);
+      total.x += value.x;
+      total.y += value.y;
+    }
+    total.x = blockReduce(total.x, plus, scratch);
+    total.y = blockReduce(total.y, plus, scratch);
+    if (threadIdx.x == 0)
+      partials[chunk] = total;
+  }
+}
+
+template <typename Finish>
+__global__ void chunkTotalKernel(const double2 *partials, int64_t chunks,
+                                 Finish finish) {
+  if (threadIdx.x != 0)
+    return;
+  double2 total{0, 0};
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    total.x += partials[chunk].x;
+    total.y += partials[chunk].y;
+  }
+  finish(total);
+}
+
+/// Launches the sum of `count` terms into `finish` (see sumKernel), which
+/// runs even over no terms.
+template <typename Terms, typename Finish>
+bool launchSum(lethe_rt_context *context, const char *call, int64_t count,
+               const Terms &terms, const Finish &finish) {
+  if (!isSplit(count, count))
+    return launchRows(context, call, "sumKernel", 1, sumKernel<Terms, Finish>,
+                      count, terms, finish);
+  int64_t chunks = splitChunks(count);
+  StreamScratch scratch(context, call);
+  size_t partials = scratch.reserve<double2>(chunks);
+  return scratch.allocate() &&
+         launchRows(context, call, "chunkSumsKernel", chunks,
+                    chunkSumsKernel<Terms>, count, chunks, terms,
+                    scratch.at<double2>(partials)) &&
+         launchRows(context, call, "chunkTotalKernel", 1,
+                    chunkTotalKernel<Finish>,
+                    static_cast<const double2 *>(scratch.at<double2>(partials)),
+                    chunks, finish) &&
+         scratch.release();
+}
+
+/// mse's terms: the squared differences.
+template <typename T> struct SquaredErrors {
+  const void *a, *b;
+  __device__ double2 operator()(int64_t i) const {
+    return double2{squaredDifference<T>(a, b, i), 0};
+  }
+};
+
+/// Writes mse's sum, or its mean over `count`, as the scalar loss.
+template <typename T> struct StoreSquaredError {
+  void *loss;
+  int64_t count;
+  bool mean;
+  __device__ void operator()(double2 total) const {
+    store<T>(loss, 0, mean ? total.x / static_cast<double>(count) : total.x);
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // Class-indexed losses
@@ -164,27 +241,39 @@ __global__ void classLossKernel(const void *logProb, ClassLoss arguments,
   }
 }
 
-/// Sum or mean: one block writes the scalar loss.
-template <typename T>
-__global__ void summedClassLossKernel(const void *logProb, ClassLoss arguments,
-                                      void *loss, bool mean) {
-  double2 total = sumTerms(arguments.labelCount(), [&](int64_t index) {
+/// A class-indexed loss's terms: each label element's loss and weight.
+template <typename T> struct ClassLosses {
+  const void *logProb;
+  ClassLoss arguments;
+  __device__ double2 operator()(int64_t index) const {
     return arguments.elementLoss<T>(logProb, index);
-  });
-  if (threadIdx.x == 0)
-    store<T>(loss, 0, mean ? total.x / total.y : total.x);
-}
+  }
+};
 
-/// The sum of the weights of the counted label elements, into *weightTotal
-/// (one block).
-__global__ void weightTotalKernel(ClassLoss arguments, double *weightTotal) {
-  double2 total = sumTerms(arguments.labelCount(), [&](int64_t index) {
+/// Writes the sum of the losses, or for a mean that over the sum of the
+/// weights, as the scalar loss.
+template <typename T> struct StoreClassLoss {
+  void *loss;
+  bool mean;
+  __device__ void operator()(double2 total) const {
+    store<T>(loss, 0, mean ? total.x / total.y : total.x);
+  }
+};
+
+/// The weights of the counted label elements.
+struct CountedWeights {
+  ClassLoss arguments;
+  __device__ double2 operator()(int64_t index) const {
     int64_t value = arguments.label(index);
     return double2{arguments.ignored(value) ? 0 : arguments.weight(value), 0};
-  });
-  if (threadIdx.x == 0)
-    *weightTotal = total.x;
-}
+  }
+};
+
+/// Writes the weights' sum to *weightTotal.
+struct StoreWeightTotal {
+  double *weightTotal;
+  __device__ void operator()(double2 total) const { *weightTotal = total.x; }
+};
 
 /// The gradient of softmax cross entropy (`Nll` false, from log_prob) or of
 /// nll (`Nll` true) with respect to its (N, C, D...) input, one thread per
@@ -305,9 +394,10 @@ lethe_rt_status computeLoss(lethe_rt_context *context, const char *kernel,
       return launchElementwise(context, kernel, "classLossKernel",
                                arguments.labelCount(), classLossKernel<T>,
                                logProb.data, arguments, loss.data);
-    return launchRows(context, kernel, "summedClassLossKernel", 1,
-                      summedClassLossKernel<T>, logProb.data, arguments,
-                      loss.data, reduction == LETHE_RT_REDUCTION_MEAN);
+    return launchSum(
+        context, kernel, arguments.labelCount(),
+        ClassLosses<T>{logProb.data, arguments},
+        StoreClassLoss<T>{loss.data, reduction == LETHE_RT_REDUCTION_MEAN});
   });
 }
 
@@ -323,8 +413,8 @@ lethe_rt_status computeLossGrad(lethe_rt_context *context, const char *kernel,
   // The weights' sum, from one kernel to the next on the compute stream.
   double *weightTotal = reinterpret_cast<double *>(context->deviceStatus);
   if (reduction == LETHE_RT_REDUCTION_MEAN &&
-      !launchRows(context, kernel, "weightTotalKernel", 1, weightTotalKernel,
-                  arguments, weightTotal))
+      !launchSum(context, kernel, arguments.labelCount(),
+                 CountedWeights{arguments}, StoreWeightTotal{weightTotal}))
     return LETHE_RT_ERROR;
   int64_t count = numElements(out);
   return launchForFloat(out.dtype, [&](auto tag) {
@@ -359,10 +449,11 @@ extern "C" lethe_rt_status lethe_rt_mse(lethe_rt_context *context,
       return launchElementwise(context, kernel, "squaredErrorKernel", count,
                                squaredErrorKernel<T>, a->data, b->data,
                                loss->data, count);
-    // One block, which writes the loss even over no elements.
-    return launchRows(context, kernel, "summedErrorKernel", 1,
-                      summedErrorKernel<T>, a->data, b->data, loss->data, count,
-                      reduction == LETHE_RT_REDUCTION_MEAN);
+    // Written even over no elements (a mean is then NaN).
+    return launchSum(
+        context, kernel, count, SquaredErrors<T>{a->data, b->data},
+        StoreSquaredError<T>{loss->data, count,
+                             reduction == LETHE_RT_REDUCTION_MEAN});
   });
 }
 

@@ -57,13 +57,17 @@ void checkMse(LossTest &test, lethe_rt_dtype dtype,
   expectNear(test.read<T>(mean), {total / count}, what + " mean");
 }
 
+// Sums of 21 terms (in order), 5,117 (a block's tree) and 20,000 (three
+// chunks of a split sum).
 TEST_F(LossTest, MseF32) {
   checkMse<float>(*this, LETHE_RT_F32, {3, 7});
   checkMse<float>(*this, LETHE_RT_F32, {17, 301});
+  checkMse<float>(*this, LETHE_RT_F32, {20, 1000});
 }
 TEST_F(LossTest, MseF64) {
   checkMse<double>(*this, LETHE_RT_F64, {3, 7});
   checkMse<double>(*this, LETHE_RT_F64, {17, 301});
+  checkMse<double>(*this, LETHE_RT_F64, {20, 1000});
 }
 
 TEST_F(LossTest, MseOfNothingIsNaN) {
@@ -270,6 +274,12 @@ TEST_F(LossTest, ClassLossesF64) {
     checkClassLosses<double>(*this, LETHE_RT_F64, 3, 4, withWeights);
     checkClassLosses<double>(*this, LETHE_RT_F64, 40, 3, withWeights);
   }
+}
+
+// 17,000 label elements: the loss and the weights' sum are split sums
+// (three chunks).
+TEST_F(LossTest, ClassLossesSplitSums) {
+  checkClassLosses<float>(*this, LETHE_RT_F32, 17000, 1, true);
 }
 
 TEST_F(LossTest, ClassLossErrorsNameTheKernel) {
