@@ -67,12 +67,6 @@ __global__ void groupBlockKernel(Groups groups, int64_t count) {
     groups.template group<T>(group, threadIdx.x, blockDim.x, BlockSum{scratch});
 }
 
-/// The block items of a split fold over `channels` channels of `chunks`
-/// chunks each, a block at a time.
-#define LETHE_SPLIT_ITEM_LOOP(item, channels, chunks)                          \
-  for (int64_t item = blockIdx.x; item < (channels) * (chunks);                \
-       item += gridDim.x)
-
 /// Pass `pass` of a batch norm's split fold over chunks of its channels
 /// (SplitFold.h): BatchNormTraining's or BatchNormGradient's `splitPass`,
 /// a block per chunk.

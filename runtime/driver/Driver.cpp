@@ -771,11 +771,18 @@ std::optional<Failure> Run::train() {
     }
     for (size_t index : toHost)
       values[manifest.results[index].updates].bytes.swap(staged[index]);
-    if (!last)
+    if (!last) {
       for (size_t index : updates.deviceCopies)
         if (!copyWithin(manifest.results[index]))
           return runtimeFailure("cannot copy result " + std::to_string(index) +
                                 " to the argument it updates");
+      // Done before the next step, whose copies on the other streams may
+      // read or overwrite these bytes without waiting for the compute
+      // stream (a step that starts with no argument from the host).
+      if (!updates.deviceCopies.empty() &&
+          lethe_rt_synchronize(context.get()) != LETHE_RT_OK)
+        return runtimeFailure("cannot copy the updates to their arguments");
+    }
 
     double seconds = secondsBetween(start, end);
     totalSeconds += seconds;

@@ -569,44 +569,75 @@ TEST_F(NormalizationTest, LayerNormGradManyRows) {
 // In place, errors
 //===----------------------------------------------------------------------===//
 
-// Outputs that are inputs (y = x, the running statistics updated in place,
-// dx = dy) give the bits of separate outputs: each group reads what it
-// overwrites first, and layer norm's dscale and dbias read dy before dx is
-// written.
-TEST_F(NormalizationTest, InPlaceGivesTheSameBits) {
-  std::vector<int64_t> shape{8, 3, 7, 9};
-  auto x = randomTensor<float>(*this, shape, 51, -2, 4);
-  auto scale = randomTensor<float>(*this, {3}, 52);
-  auto bias = randomTensor<float>(*this, {3}, 53);
+/// Batch norm training with y = x and the running statistics updated in
+/// place, and its gradient with dx = dy, against separate outputs, on x of
+/// `shape` (3 channels).
+void checkBatchNormInPlace(NormalizationTest &test,
+                           const std::vector<int64_t> &shape) {
+  lethe_rt_context *context = test.context;
+  auto x = randomTensor<float>(test, shape, 51, -2, 4);
+  auto scale = randomTensor<float>(test, {3}, 52);
+  auto bias = randomTensor<float>(test, {3}, 53);
   // The running statistics, once to read and once to update in place.
-  auto mean = randomTensor<float>(*this, {3}, 54);
-  auto var = randomTensor<float>(*this, {3}, 55, 0.5, 2);
-  auto meanInPlace = randomTensor<float>(*this, {3}, 54);
-  auto varInPlace = randomTensor<float>(*this, {3}, 55, 0.5, 2);
-  auto y = outputTensor<float>(*this, shape);
-  auto meanOut = outputTensor<float>(*this, {3});
-  auto varOut = outputTensor<float>(*this, {3});
-  auto savedMean = outputTensor<float>(*this, {3});
-  auto savedInvStd = outputTensor<float>(*this, {3});
+  auto mean = randomTensor<float>(test, {3}, 54);
+  auto var = randomTensor<float>(test, {3}, 55, 0.5, 2);
+  auto meanInPlace = randomTensor<float>(test, {3}, 54);
+  auto varInPlace = randomTensor<float>(test, {3}, 55, 0.5, 2);
+  auto y = outputTensor<float>(test, shape);
+  auto meanOut = outputTensor<float>(test, {3});
+  auto varOut = outputTensor<float>(test, {3});
+  auto savedMean = outputTensor<float>(test, {3});
+  auto savedInvStd = outputTensor<float>(test, {3});
   ASSERT_EQ(lethe_rt_batch_norm_train(
                 context, &x.device, &scale.device, &bias.device, &mean.device,
                 &var.device, 1e-5, 0.9, &y.device, &meanOut.device,
                 &varOut.device, &savedMean.device, &savedInvStd.device),
             LETHE_RT_OK)
-      << lastError();
-  std::vector<float> separateY = read<float>(y.device);
+      << test.lastError();
+  std::vector<float> separateY = test.read<float>(y.device);
+  // The gradient, with dx separate and in place of dy, from the statistics
+  // just saved and x before it is overwritten.
+  auto dy = randomTensor<float>(test, shape, 56);
+  auto dyInPlace = randomTensor<float>(test, shape, 56);
+  auto dx = outputTensor<float>(test, shape);
+  auto dscale = outputTensor<float>(test, {3});
+  auto dbias = outputTensor<float>(test, {3});
+  ASSERT_EQ(lethe_rt_batch_norm_grad(context, &dy.device, &x.device,
+                                     &scale.device, &savedMean.device,
+                                     &savedInvStd.device, &dx.device,
+                                     &dscale.device, &dbias.device),
+            LETHE_RT_OK)
+      << test.lastError();
+  ASSERT_EQ(lethe_rt_batch_norm_grad(context, &dyInPlace.device, &x.device,
+                                     &scale.device, &savedMean.device,
+                                     &savedInvStd.device, &dyInPlace.device,
+                                     &dscale.device, &dbias.device),
+            LETHE_RT_OK)
+      << test.lastError();
+  expectSameBits(test.read<float>(dyInPlace.device),
+                 test.read<float>(dx.device), "batch norm dx");
   ASSERT_EQ(lethe_rt_batch_norm_train(context, &x.device, &scale.device,
                                       &bias.device, &meanInPlace.device,
                                       &varInPlace.device, 1e-5, 0.9, &x.device,
                                       &meanInPlace.device, &varInPlace.device,
                                       &savedMean.device, &savedInvStd.device),
             LETHE_RT_OK)
-      << lastError();
-  expectSameBits(read<float>(x.device), separateY, "y");
-  expectSameBits(read<float>(meanInPlace.device), read<float>(meanOut.device),
-                 "running_mean_out");
-  expectSameBits(read<float>(varInPlace.device), read<float>(varOut.device),
-                 "running_var_out");
+      << test.lastError();
+  expectSameBits(test.read<float>(x.device), separateY, "y");
+  expectSameBits(test.read<float>(meanInPlace.device),
+                 test.read<float>(meanOut.device), "running_mean_out");
+  expectSameBits(test.read<float>(varInPlace.device),
+                 test.read<float>(varOut.device), "running_var_out");
+}
+
+// Outputs that are inputs (y = x, the running statistics updated in place,
+// dx = dy) give the bits of separate outputs: each group reads what it
+// overwrites first, and layer norm's dscale and dbias read dy before dx is
+// written. Batch norm over channels of 504 elements (a block each) and of
+// 20,480 (split into chunks).
+TEST_F(NormalizationTest, InPlaceGivesTheSameBits) {
+  checkBatchNormInPlace(*this, {8, 3, 7, 9});
+  checkBatchNormInPlace(*this, {2, 3, 128, 80});
 
   std::vector<int64_t> rows{4, 1000}, columns{1000}, stats{4, 1};
   auto dy = randomTensor<float>(*this, rows, 54);

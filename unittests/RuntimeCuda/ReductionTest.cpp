@@ -155,8 +155,8 @@ TEST_F(ReductionTest, AxesF64) { checkAxes<double>(*this, LETHE_RT_F64); }
 
 // Groups of 2 * 8192 members or more with contiguous runs, which a split
 // fold folds in chunks: a bias gradient of an NCHW tensor (over N, H and W:
-// 2 chunks per channel), a sum per sample (3 chunks) and over everything
-// (6). One test per pair, within the test arena.
+// 2 chunks per channel, each one run), a sum per sample (3 chunks) and over
+// everything (6). One test per pair, within the test arena.
 template <typename T>
 void checkSplitGroups(ReductionTest &test, lethe_rt_dtype dtype, bool all) {
   if (all) {
@@ -165,6 +165,12 @@ void checkSplitGroups(ReductionTest &test, lethe_rt_dtype dtype, bool all) {
   }
   checkReduce<T>(test, dtype, {2, 3, 64, 128}, {0, 2, 3});
   checkReduce<T>(test, dtype, {2, 3, 64, 128}, {1, 2, 3});
+}
+
+// Chunks that start inside a run and span the gap to the next: runs of
+// 7,680 members, 23,040 per group (three chunks).
+TEST_F(ReductionTest, SplitChunksStraddleRuns) {
+  checkReduce<float>(*this, LETHE_RT_F32, {3, 2, 96, 80}, {0, 2, 3});
 }
 
 TEST_F(ReductionTest, SplitGroupsF32) {
