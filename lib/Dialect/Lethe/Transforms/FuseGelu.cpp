@@ -74,9 +74,9 @@ struct GeluMatch {
   SmallVector<Operation *> ops;
 };
 
-/// The other operand of the binary `op` than `operand` when the latter is
-/// a constant equal to `expected`, in either position where `commutes`
-/// (else only as the second operand).
+/// The operand of the binary `op` beside a constant equal to `expected`:
+/// the first when the second is that constant, or, where `commutes`, the
+/// second when the first is; null otherwise.
 Value otherThanConstant(Operation *op, double expected, FloatType type,
                         bool commutes) {
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
