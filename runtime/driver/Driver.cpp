@@ -702,6 +702,10 @@ std::optional<Failure> Run::train() {
   // for the results that go through the host, and every result after the
   // last step (for --save-weights); staging buffers for those.
   StateUpdates updates = planStateUpdates(manifest);
+  std::vector<size_t> everyUpdate;
+  for (size_t index = 0; index < manifest.results.size(); ++index)
+    if (manifest.results[index].updates >= 0)
+      everyUpdate.push_back(index);
   std::vector<std::string> staged(manifest.results.size());
   const ManifestResult &lossResult = manifest.results[manifest.lossResult];
   std::string lossBytes(lossResult.bytes, '\0');
@@ -755,12 +759,8 @@ std::optional<Failure> Run::train() {
       return runtimeFailure("cannot read the loss");
     loss = readFloat(lossBytes.data(), lossResult.dtype);
     bool last = number + 1 == options.steps;
-    std::vector<size_t> toHost;
-    for (size_t index = 0; index < manifest.results.size(); ++index)
-      if (manifest.results[index].updates >= 0 &&
-          (last || std::binary_search(updates.throughHost.begin(),
-                                      updates.throughHost.end(), index)))
-        toHost.push_back(index);
+    const std::vector<size_t> &toHost =
+        last ? everyUpdate : updates.throughHost;
     for (size_t index : toHost) {
       const ManifestResult &result = manifest.results[index];
       staged[index].resize(result.bytes);

@@ -75,14 +75,14 @@ struct GeluMatch {
 };
 
 /// The operand of the binary `op` beside a constant equal to `expected`:
-/// the first when the second is that constant, or, where `commutes`, the
-/// second when the first is; null otherwise.
-Value otherThanConstant(Operation *op, double expected, FloatType type,
-                        bool commutes) {
+/// the first when the second is that constant, or, where `op` commutes,
+/// the second when the first is; null otherwise.
+Value otherThanConstant(Operation *op, double expected, FloatType type) {
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
   if (isConstant(rhs, expected, type))
     return lhs;
-  if (commutes && isConstant(lhs, expected, type))
+  if (op->hasTrait<mlir::OpTrait::IsCommutative>() &&
+      isConstant(lhs, expected, type))
     return rhs;
   return nullptr;
 }
@@ -94,7 +94,7 @@ Value matchErfTerm(Value value, Type type, FloatType elementType,
   auto add = value.getDefiningOp<AddOp>();
   if (!isInner(add, type))
     return nullptr;
-  Value erfValue = otherThanConstant(add, 1.0, elementType, /*commutes=*/true);
+  Value erfValue = otherThanConstant(add, 1.0, elementType);
   auto erf = erfValue ? erfValue.getDefiningOp<ErfOp>() : ErfOp();
   if (!isInner(erf, type))
     return nullptr;
@@ -103,11 +103,9 @@ Value matchErfTerm(Value value, Type type, FloatType elementType,
     return nullptr;
   Value input;
   if (isa<DivOp>(scale))
-    input = otherThanConstant(scale, std::sqrt(2.0), elementType,
-                              /*commutes=*/false);
+    input = otherThanConstant(scale, std::sqrt(2.0), elementType);
   else if (isa<MulOp>(scale))
-    input = otherThanConstant(scale, 1 / std::sqrt(2.0), elementType,
-                              /*commutes=*/true);
+    input = otherThanConstant(scale, 1 / std::sqrt(2.0), elementType);
   if (!input || input.getType() != type)
     return nullptr;
   ops.append({add, erf, scale});
