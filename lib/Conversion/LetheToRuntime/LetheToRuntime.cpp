@@ -186,6 +186,17 @@ private:
   LogicalResult readLayout();
   LogicalResult lowerOp(Operation &op);
 
+  /// Whether `op` is a view (reshape, flatten, squeeze, unsqueeze) that the
+  /// arena laid out in its input's bytes, so that it runs nothing.
+  bool isAliasedView(Operation &op) const {
+    if (!isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
+      return false;
+    auto input = arenaOffsets.find(op.getOperand(0));
+    auto output = arenaOffsets.find(op.getResult(0));
+    return input != arenaOffsets.end() && output != arenaOffsets.end() &&
+           input->second == output->second;
+  }
+
   // Constants and globals.
   Value i32(int64_t value) {
     return LLVM::ConstantOp::create(builder, loc, i32Type,
@@ -478,6 +489,10 @@ LogicalResult StepLowering::run() {
       auto filler = offloadNumbers.find(prefetch.getInput());
       if (filler != offloadNumbers.end())
         access.filledBy = filler->second;
+    } else if (isAliasedView(op)) {
+      // Runs nothing: its readers read the input's bytes, ordered after
+      // their writer.
+      access.stream = LETHE_RT_STREAM_COMPUTE;
     } else {
       access.stream = LETHE_RT_STREAM_COMPUTE;
       for (Value operand : op.getOperands()) {
@@ -984,8 +999,12 @@ LogicalResult StepLowering::lowerOp(Operation &op) {
                   i64(hostOffsets.lookup(prefetch.getInput())), i64(bytes)});
             return success();
           })
-          .Case<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(
-              [&](auto) { return copy(), success(); })
+          // A view the arena laid out in its input's bytes copies nothing.
+          .Case<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>([&](auto) {
+            if (!isAliasedView(op))
+              copy();
+            return success();
+          })
           .Case([&](TransposeOp transpose) {
             call("lethe_rt_transpose",
                  {context, inD(0), i64Array(transpose.getPerm()), outD()});

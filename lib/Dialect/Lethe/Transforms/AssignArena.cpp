@@ -21,6 +21,10 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
 namespace mlir::lethe {
 #define GEN_PASS_DEF_ASSIGNARENAPASS
 #include "lethe/Dialect/Lethe/Transforms/Passes.h.inc"
@@ -30,6 +34,124 @@ using namespace mlir;
 using namespace mlir::lethe;
 
 namespace {
+
+/// Whether `op` only reinterprets its input's elements in a new shape, so
+/// that its result can be the input's bytes (a view).
+bool isView(Operation *op) {
+  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op);
+}
+
+/// The device buffers of a step with some views sharing their input's
+/// bytes: each group of buffers that share bytes becomes one buffer, held
+/// from the first step of any of its members to the last (contiguous, since
+/// an input is held at its view).
+struct SharedBuffers {
+  std::vector<planning::ArenaBuffer> groups;
+  /// The group of each buffer.
+  std::vector<size_t> groupOf;
+};
+
+/// Merges each view in `tensors` (the values of the first buffers; the
+/// rest are workspaces) for which `wanted(input, view)` holds, given their
+/// buffer indices, with its input. Two results of the function, or a result
+/// and an argument, never share bytes: the driver reads the one and writes
+/// the other.
+SharedBuffers
+shareViews(const std::vector<planning::ArenaBuffer> &buffers,
+           ArrayRef<Value> tensors, OperandRange results,
+           llvm::function_ref<bool(size_t input, size_t view)> wanted) {
+  llvm::DenseMap<Value, size_t> indexOf;
+  for (auto [index, tensor] : llvm::enumerate(tensors))
+    indexOf[tensor] = index;
+  // Union-find over the buffers, with what each group holds.
+  std::vector<size_t> parent(buffers.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  std::vector<bool> holdsArgument(buffers.size()), holdsResult(buffers.size());
+  for (auto [index, tensor] : llvm::enumerate(tensors))
+    holdsArgument[index] = isa<BlockArgument>(tensor);
+  for (Value result : results) {
+    auto found = indexOf.find(result);
+    if (found != indexOf.end())
+      holdsResult[found->second] = true;
+  }
+  auto find = [&](size_t index) {
+    while (parent[index] != index)
+      index = parent[index] = parent[parent[index]];
+    return index;
+  };
+  for (auto [index, tensor] : llvm::enumerate(tensors)) {
+    Operation *op = tensor.getDefiningOp();
+    if (!op || !isView(op))
+      continue;
+    size_t inputBuffer = indexOf.lookup(op->getOperand(0));
+    if (!wanted(inputBuffer, index))
+      continue;
+    size_t input = find(inputBuffer), view = find(index);
+    if (buffers[input].bytes != buffers[view].bytes ||
+        (holdsResult[input] && (holdsResult[view] || holdsArgument[view])) ||
+        (holdsResult[view] && holdsArgument[input]))
+      continue;
+    parent[view] = input;
+    holdsArgument[input] = holdsArgument[input] || holdsArgument[view];
+    holdsResult[input] = holdsResult[input] || holdsResult[view];
+  }
+  SharedBuffers shared;
+  shared.groupOf.resize(buffers.size());
+  for (size_t index = 0; index < buffers.size(); ++index) {
+    if (find(index) != index)
+      continue;
+    shared.groupOf[index] = shared.groups.size();
+    shared.groups.push_back(buffers[index]);
+  }
+  for (size_t index = 0; index < buffers.size(); ++index) {
+    size_t group = shared.groupOf[find(index)];
+    shared.groupOf[index] = group;
+    planning::ArenaBuffer &merged = shared.groups[group];
+    merged.firstStep = std::min(merged.firstStep, buffers[index].firstStep);
+    merged.lastStep = std::max(merged.lastStep, buffers[index].lastStep);
+  }
+  return shared;
+}
+
+/// Lays out the device buffers, the first `tensors.size()` of which hold
+/// `tensors` (the rest are workspaces), with views sharing their input's
+/// bytes where that does not make the arena larger (isView; the lowering
+/// copies nothing for them). Three layouts are tried: none shared, which is
+/// the layout the planner checked against the budget; only the views whose
+/// input is not used after them, which hold no byte longer than before; and
+/// every view. The smallest arena wins; of equal arenas, the one closest to
+/// its own liveness peak (the layout's promise), then the one sharing more.
+planning::ArenaLayout
+layOutWithViews(const std::vector<planning::ArenaBuffer> &buffers,
+                ArrayRef<Value> tensors, OperandRange results,
+                int64_t alignment) {
+  planning::ArenaLayout best = planning::layOutArena(buffers, alignment);
+  size_t bestGroups = buffers.size();
+  auto consider = [&](const SharedBuffers &shared) {
+    if (shared.groups.size() >= bestGroups)
+      return;
+    planning::ArenaLayout layout =
+        planning::layOutArena(shared.groups, alignment);
+    if (std::make_pair(layout.arenaBytes,
+                       layout.arenaBytes - layout.peakBytes) >
+        std::make_pair(best.arenaBytes, best.arenaBytes - best.peakBytes))
+      return;
+    best.arenaBytes = layout.arenaBytes;
+    best.peakBytes = layout.peakBytes;
+    for (size_t index = 0; index < buffers.size(); ++index)
+      best.offsets[index] = layout.offsets[shared.groupOf[index]];
+    bestGroups = shared.groups.size();
+  };
+  SharedBuffers dying =
+      shareViews(buffers, tensors, results, [&](size_t input, size_t view) {
+        return buffers[input].lastStep <= buffers[view].firstStep;
+      });
+  SharedBuffers every = shareViews(buffers, tensors, results,
+                                   [](size_t, size_t) { return true; });
+  consider(dying);
+  consider(every);
+  return best;
+}
 
 struct AssignArenaPass
     : public mlir::lethe::impl::AssignArenaPassBase<AssignArenaPass> {
@@ -63,32 +185,45 @@ struct AssignArenaPass
           << func.getName() << " does not run as written: " << buffers.error;
       return signalPassFailure();
     }
-    planning::ArenaLayout device =
-        planning::layOutArena(buffers.device, alignment);
     planning::ArenaLayout host = planning::layOutArena(buffers.host, alignment);
 
     // The device buffers come in the order their tensors are made: the
     // arguments, then the results of each op in order; then the workspaces,
     // by step. Host buffers come in the order of each value's first offload.
-    Builder builder(&getContext());
-    size_t next = 0;
-    auto takeOffset = [&](Value value, int64_t step) -> FailureOr<int64_t> {
+    SmallVector<Value> tensors;
+    auto takeBuffer = [&](Value value, int64_t step) -> LogicalResult {
+      size_t next = tensors.size();
       if (next >= buffers.device.size() ||
           buffers.device[next].value != extracted->valueIds.lookup(value) ||
           buffers.device[next].firstStep != step)
         return emitError(value.getLoc(), "lethe-assign-arena: internal "
                                          "error: the tensors and the "
                                          "buffers of the schedule differ");
-      return device.offsets[next++];
+      tensors.push_back(value);
+      return success();
     };
     Block &block = func.getBody().front();
-    for (BlockArgument argument : block.getArguments()) {
-      FailureOr<int64_t> offset = takeOffset(argument, 0);
-      if (failed(offset))
+    for (BlockArgument argument : block.getArguments())
+      if (failed(takeBuffer(argument, 0)))
         return signalPassFailure();
-      func.setArgAttr(argument.getArgNumber(), kOffsetAttr,
-                      builder.getI64IntegerAttr(*offset));
+    int64_t step = 0;
+    for (Operation &op : block.without_terminator()) {
+      if (!isa<OffloadOp>(op))
+        for (Value result : op.getResults())
+          if (failed(takeBuffer(result, step)))
+            return signalPassFailure();
+      ++step;
     }
+    planning::ArenaLayout device =
+        layOutWithViews(buffers.device, tensors,
+                        block.getTerminator()->getOperands(), alignment);
+
+    Builder builder(&getContext());
+    size_t next = 0;
+    auto takeOffset = [&]() { return device.offsets[next++]; };
+    for (BlockArgument argument : block.getArguments())
+      func.setArgAttr(argument.getArgNumber(), kOffsetAttr,
+                      builder.getI64IntegerAttr(takeOffset()));
     llvm::DenseMap<int64_t, int64_t> workspaceOffsets;
     for (auto [index, buffer] : llvm::enumerate(buffers.device))
       if (buffer.node >= 0)
@@ -96,7 +231,7 @@ struct AssignArenaPass
     llvm::DenseMap<int, int64_t> hostOffsets;
     for (auto [index, buffer] : llvm::enumerate(buffers.host))
       hostOffsets[buffer.value] = host.offsets[index];
-    int64_t step = 0;
+    step = 0;
     for (Operation &op : block.without_terminator()) {
       if (auto offload = dyn_cast<OffloadOp>(op)) {
         op.setAttr(kHostOffsetAttr,
@@ -104,12 +239,8 @@ struct AssignArenaPass
                        extracted->valueIds.lookup(offload.getInput()))));
       } else if (op.getNumResults() > 0) {
         SmallVector<int64_t> offsets;
-        for (Value result : op.getResults()) {
-          FailureOr<int64_t> offset = takeOffset(result, step);
-          if (failed(offset))
-            return signalPassFailure();
-          offsets.push_back(*offset);
-        }
+        for (size_t i = 0, e = op.getNumResults(); i < e; ++i)
+          offsets.push_back(takeOffset());
         op.setAttr(kOffsetsAttr, builder.getDenseI64ArrayAttr(offsets));
       }
       auto workspace = workspaceOffsets.find(step);
