@@ -189,7 +189,7 @@ private:
   /// Whether `op` is a view (reshape, flatten, squeeze, unsqueeze) that the
   /// arena laid out in its input's bytes, so that it runs nothing.
   bool isAliasedView(Operation &op) const {
-    if (!isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
+    if (!isView(&op))
       return false;
     auto input = arenaOffsets.find(op.getOperand(0));
     auto output = arenaOffsets.find(op.getResult(0));

@@ -698,3 +698,7 @@ LogicalResult GatherGradOp::verify() {
            << " is not the type of the gather's output (" << *output << ")";
   return success();
 }
+
+bool mlir::lethe::isView(Operation *op) {
+  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op);
+}

@@ -35,12 +35,6 @@ using namespace mlir::lethe;
 
 namespace {
 
-/// Whether `op` only reinterprets its input's elements in a new shape, so
-/// that its result can be the input's bytes (a view).
-bool isView(Operation *op) {
-  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op);
-}
-
 /// The device buffers of a step with some views sharing their input's
 /// bytes: each group of buffers that share bytes becomes one buffer, held
 /// from the first step of any of its members to the last (contiguous, since

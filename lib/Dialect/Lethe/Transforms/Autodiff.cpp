@@ -27,6 +27,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -304,6 +305,32 @@ LogicalResult matmulRule(RuleContext &c) {
   if (typeB.getRank() == 1) {
     shapeB.push_back(1);
     shapeY.push_back(1);
+  }
+  // A matrix right operand (a weight applied to every row of a batch): the
+  // batch dims fold into the rows, so that each gradient is one gemm whose
+  // flags do the transposes, and the weight's is no batch of products
+  // summed afterwards. The reshapes are views (--lethe-assign-arena).
+  if (typeA.getRank() >= 2 && typeB.getRank() == 2 && typeA.hasStaticShape() &&
+      typeB.hasStaticShape()) {
+    int64_t inner = shapeA.back(), columns = shapeB.back();
+    int64_t rows = typeA.getNumElements() / std::max<int64_t>(inner, 1);
+    OpBuilder &builder = g.builder;
+    auto product = [&](Value lhs, Value rhs, bool transLhs, bool transRhs) {
+      auto unit = [&](bool set) {
+        return set ? builder.getUnitAttr() : UnitAttr();
+      };
+      return GemmOp::create(builder, g.loc, lhs, rhs, /*c=*/Value(),
+                            builder.getF32FloatAttr(1.0f),
+                            builder.getF32FloatAttr(1.0f), unit(transLhs),
+                            unit(transRhs))
+          .getResult();
+    };
+    Value dyRows = g.reshape(dy, {rows, columns});
+    if (c.wants(0))
+      c.set(0, g.reshape(product(dyRows, b, false, true), typeA.getShape()));
+    if (c.wants(1))
+      c.set(1, product(g.reshape(a, {rows, inner}), dyRows, true, false));
+    return success();
   }
   Value a2 = g.reshape(a, shapeA), b2 = g.reshape(b, shapeB);
   Value dy2 = g.reshape(dy, shapeY);

@@ -244,9 +244,16 @@ mlir::lethe::extractPlanningProblem(func::FuncOp function,
         op.getNumResults()
             ? cast<ShapedType>(op.getResult(0).getType()).getElementType()
             : Type();
-    node.seconds = profile.estimateKernelSeconds(
-        cost.getFlops(), cost.getBytesRead() + cost.getBytesWritten(),
-        elementType ? getPrecision(elementType) : planning::Precision::F32);
+    // A view costs nothing: --lethe-assign-arena lays it out in its input's
+    // bytes, unless that makes the arena larger; such a copy is left out of
+    // the times (a measured profile has it).
+    node.seconds =
+        isView(&op)
+            ? 0.0
+            : profile.estimateKernelSeconds(
+                  cost.getFlops(), cost.getBytesRead() + cost.getBytesWritten(),
+                  elementType ? getPrecision(elementType)
+                              : planning::Precision::F32);
     if (!inForward)
       node.role = isOptimizerUpdate(&op) ? planning::NodeRole::Optimizer
                                          : planning::NodeRole::Backward;

@@ -15,9 +15,9 @@
 // CHECK: %[[LOSS:.*]], %[[LP:.*]] = lethe.softmax_cross_entropy %[[Y]], %[[T]]
 // CHECK: %[[ONE:.*]] = lethe.constant dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[DY:.*]] = lethe.softmax_cross_entropy_grad %[[ONE]], %[[LP]], %[[T]] : (tensor<f32>, tensor<4x2xf32>, tensor<4xi64>) -> tensor<4x2xf32>
-// CHECK: %[[HT:.*]] = lethe.transpose %[[FROZEN]] {perm = array<i64: 1, 0>}
-// CHECK: %[[DR:.*]] = lethe.matmul %[[DY]], %[[HT]]
-// CHECK-NOT: lethe.transpose %[[R]]
+// CHECK-NOT: lethe.transpose
+// CHECK: %[[DR:.*]] = lethe.gemm %[[DY]], %[[FROZEN]] {trans_b} : (tensor<4x2xf32>, tensor<5x2xf32>) -> tensor<4x5xf32>
+// CHECK-NOT: lethe.transpose
 // CHECK: %[[DH:.*]] = lethe.relu_grad %[[DR]], %[[R]] : tensor<4x5xf32>
 // CHECK: %[[DW:.*]] = lethe.gemm %[[DH]], %[[X]] {trans_a} : (tensor<4x5xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
 // CHECK: %[[SUM:.*]] = lethe.reduce_sum %[[DH]] {axes = array<i64: 0>} : (tensor<4x5xf32>) -> tensor<1x5xf32>
@@ -33,6 +33,36 @@ func.func @main(%x: tensor<4x3xf32> {lethe.name = "x"}, %t: tensor<4xi64> {lethe
   %y = lethe.matmul %r, %head : (tensor<4x5xf32>, tensor<5x2xf32>) -> tensor<4x2xf32>
   %loss, %lp = lethe.softmax_cross_entropy %y, %t : (tensor<4x2xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x2xf32>)
   return %loss, %y : tensor<f32>, tensor<4x2xf32>
+}
+
+// -----
+
+// A weight applied to a batch of rows (a 3-D left operand times a matrix):
+// the batch dims fold into the rows, each gradient is one gemm with the
+// transposes as flags, and the weight's is not summed over the batch. Two
+// batched operands keep the batched products and their transposes.
+
+// CHECK-LABEL: func.func @train_step
+// INPUTS-LABEL: func.func @step
+// INPUTS-SAME: lethe.name = "v.grad"})
+// CHECK: %[[XW:.*]] = lethe.matmul %[[X:.*]], %[[W:[^ ]*]] : (tensor<2x4x3xf32>, tensor<3x5xf32>)
+// CHECK: %[[Y:.*]] = lethe.matmul %[[XW]], %[[V:[^ ]*]] : (tensor<2x4x5xf32>, tensor<2x5x6xf32>)
+// CHECK: %[[VT:.*]] = lethe.transpose %[[V]] {perm = array<i64: 0, 2, 1>}
+// CHECK: %[[DXW:.*]] = lethe.matmul %[[DY:.*]], %[[VT]] : (tensor<2x4x6xf32>, tensor<2x6x5xf32>) -> tensor<2x4x5xf32>
+// CHECK: %[[XWT:.*]] = lethe.transpose %[[XW]] {perm = array<i64: 0, 2, 1>}
+// CHECK: %[[DV:.*]] = lethe.matmul %[[XWT]], %[[DY]] : (tensor<2x5x4xf32>, tensor<2x4x6xf32>) -> tensor<2x5x6xf32>
+// CHECK: %[[ROWS:.*]] = lethe.reshape %[[DXW]] {allowzero, shape = array<i64: 8, 5>} : (tensor<2x4x5xf32>) -> tensor<8x5xf32>
+// CHECK: %[[DXROWS:.*]] = lethe.gemm %[[ROWS]], %[[W]] {trans_b} : (tensor<8x5xf32>, tensor<3x5xf32>) -> tensor<8x3xf32>
+// CHECK: %[[DX:.*]] = lethe.reshape %[[DXROWS]] {allowzero, shape = array<i64: 2, 4, 3>} : (tensor<8x3xf32>) -> tensor<2x4x3xf32>
+// CHECK: %[[XROWS:.*]] = lethe.reshape %[[X]] {allowzero, shape = array<i64: 8, 3>} : (tensor<2x4x3xf32>) -> tensor<8x3xf32>
+// CHECK: %[[DW:.*]] = lethe.gemm %[[XROWS]], %[[ROWS]] {trans_a} : (tensor<8x3xf32>, tensor<8x5xf32>) -> tensor<3x5xf32>
+// CHECK-NOT: lethe.reduce_sum
+// CHECK: return %{{.*}}, %[[DX]], %[[DW]], %[[DV]]
+func.func @main(%x: tensor<2x4x3xf32> {lethe.name = "x", lethe.trainable}, %w: tensor<3x5xf32> {lethe.name = "w", lethe.trainable}, %v: tensor<2x5x6xf32> {lethe.name = "v", lethe.trainable}) -> (tensor<f32> {lethe.loss, lethe.name = "loss"}) {
+  %xw = lethe.matmul %x, %w : (tensor<2x4x3xf32>, tensor<3x5xf32>) -> tensor<2x4x5xf32>
+  %y = lethe.matmul %xw, %v : (tensor<2x4x5xf32>, tensor<2x5x6xf32>) -> tensor<2x4x6xf32>
+  %loss = lethe.reduce_sum %y {keepdims = false} : (tensor<2x4x6xf32>) -> tensor<f32>
+  return %loss : tensor<f32>
 }
 
 // -----

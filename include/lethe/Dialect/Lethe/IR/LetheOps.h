@@ -26,4 +26,13 @@
 #define GET_OP_CLASSES
 #include "lethe/Dialect/Lethe/IR/LetheOps.h.inc"
 
+namespace mlir::lethe {
+
+/// Whether `op` is a view: it gives its input's elements, in order, another
+/// shape (reshape, flatten, squeeze, unsqueeze), so that its result can be
+/// its input's bytes (--lethe-assign-arena shares them where it pays).
+bool isView(Operation *op);
+
+} // namespace mlir::lethe
+
 #endif // LETHE_DIALECT_LETHE_IR_LETHEOPS_H
