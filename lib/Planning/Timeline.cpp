@@ -216,6 +216,11 @@ bool lethe::planning::buildTimeline(const PlanningProblem &problem,
   live.resize(std::min<size_t>(live.size(), 10));
   timeline.largestAtPeak = std::move(live);
 
+  if (info.arenaBytes >= 0 && info.livenessPeakBytes >= 0) {
+    timeline.livenessPeakBytes = info.livenessPeakBytes;
+    timeline.arenaBytes = info.arenaBytes;
+    return true;
+  }
   ScheduleBuffers buffers = getScheduleBuffers(problem, schedule);
   ArenaLayout layout = layOutArena(buffers.device, info.alignment);
   timeline.livenessPeakBytes = layout.peakBytes;

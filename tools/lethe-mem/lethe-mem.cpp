@@ -182,9 +182,16 @@ LogicalResult loadFunction(ModuleOp module, Source &source,
   if (!function)
     return failure();
   source.info.function = function.getName().str();
-  if (auto arena = function->getAttrOfType<DictionaryAttr>(kArenaAttr))
+  if (auto arena = function->getAttrOfType<DictionaryAttr>(kArenaAttr)) {
     if (auto alignment = arena.getAs<IntegerAttr>("alignment"))
       source.info.alignment = std::max<int64_t>(alignment.getInt(), 1);
+    auto size = arena.getAs<IntegerAttr>("size");
+    auto peak = arena.getAs<IntegerAttr>("liveness_peak");
+    if (size && peak) {
+      source.info.arenaBytes = size.getInt();
+      source.info.livenessPeakBytes = peak.getInt();
+    }
+  }
 
   auto plan = function->getAttrOfType<DictionaryAttr>(kPlanAttr);
   if (!plan) {

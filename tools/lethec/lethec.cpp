@@ -536,6 +536,8 @@ bool buildManifest(func::FuncOp function, nlohmann::json &manifest,
     info.lowerBoundRecomputeOnly = !bound.lowerBoundCoversOffloading;
   }
   info.alignment = getArena("alignment");
+  info.arenaBytes = getArena("size");
+  info.livenessPeakBytes = getArena("liveness_peak");
   if (!planning::buildTimeline(extracted->problem, extracted->schedule, info,
                                timeline, error))
     return false;

@@ -88,6 +88,11 @@ struct TimelineInfo {
   /// the timeline replays. Negative: the timeline's own.
   double plannedSeconds = -1, plannedUnplannedSeconds = -1;
   int64_t alignment = kDefaultArenaAlignment;
+  /// The arena the function was laid out in (its lethe.arena size and
+  /// liveness peak, where views and in-place updates share bytes), which the
+  /// timeline reports instead of laying the schedule out again. Negative:
+  /// none.
+  int64_t arenaBytes = -1, livenessPeakBytes = -1;
 };
 
 constexpr int kNumValueKinds = 6;

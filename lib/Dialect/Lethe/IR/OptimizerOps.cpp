@@ -134,3 +134,7 @@ int64_t AdamUpdateOp::getFlops() {
   // step with decoupled decay (4), the post-update scale (1).
   return 16 * getNumElements(getX().getType());
 }
+
+bool mlir::lethe::isOptimizerUpdate(Operation *op) {
+  return isa<SgdUpdateOp, MomentumUpdateOp, AdagradUpdateOp, AdamUpdateOp>(op);
+}

@@ -52,8 +52,10 @@ struct SharedBuffers {
 /// the other.
 SharedBuffers
 shareViews(const std::vector<planning::ArenaBuffer> &buffers,
-           ArrayRef<Value> tensors, OperandRange results,
+           ArrayRef<Value> tensors, func::FuncOp function,
            llvm::function_ref<bool(size_t input, size_t view)> wanted) {
+  Block &block = function.getBody().front();
+  OperandRange results = block.getTerminator()->getOperands();
   llvm::DenseMap<Value, size_t> indexOf;
   for (auto [index, tensor] : llvm::enumerate(tensors))
     indexOf[tensor] = index;
@@ -68,10 +70,20 @@ shareViews(const std::vector<planning::ArenaBuffer> &buffers,
     if (found != indexOf.end())
       holdsResult[found->second] = true;
   }
+  std::vector<int64_t> lastStep(buffers.size());
+  for (size_t index = 0; index < buffers.size(); ++index)
+    lastStep[index] = buffers[index].lastStep;
   auto find = [&](size_t index) {
     while (parent[index] != index)
       index = parent[index] = parent[parent[index]];
     return index;
+  };
+  // Joins the group of root `other` into that of root `root`.
+  auto join = [&](size_t root, size_t other) {
+    parent[other] = root;
+    holdsArgument[root] = holdsArgument[root] || holdsArgument[other];
+    holdsResult[root] = holdsResult[root] || holdsResult[other];
+    lastStep[root] = std::max(lastStep[root], lastStep[other]);
   };
   for (auto [index, tensor] : llvm::enumerate(tensors)) {
     Operation *op = tensor.getDefiningOp();
@@ -85,9 +97,29 @@ shareViews(const std::vector<planning::ArenaBuffer> &buffers,
         (holdsResult[input] && (holdsResult[view] || holdsArgument[view])) ||
         (holdsResult[view] && holdsArgument[input]))
       continue;
-    parent[view] = input;
-    holdsArgument[input] = holdsArgument[input] || holdsArgument[view];
-    holdsResult[input] = holdsResult[input] || holdsResult[view];
+    join(input, view);
+  }
+  // An optimizer update in place: a result that is the next value of an
+  // argument the update reads, where nothing reads the argument's bytes
+  // after the update (no view of it either), takes those bytes. The runtime
+  // updates in place, and the driver has nothing to copy between steps.
+  for (auto [position, result] : llvm::enumerate(results)) {
+    auto target = function.getResultAttrOfType<IntegerAttr>(
+        static_cast<unsigned>(position), kUpdatesAttr);
+    Operation *op = result.getDefiningOp();
+    if (!target || !op || !isOptimizerUpdate(op) || target.getInt() < 0 ||
+        target.getInt() >= block.getNumArguments())
+      continue;
+    Value argument = block.getArgument(target.getInt());
+    if (!llvm::is_contained(op->getOperands(), argument))
+      continue;
+    size_t state = find(indexOf.lookup(argument));
+    size_t next = find(indexOf.lookup(result));
+    if (state == next || buffers[state].bytes != buffers[next].bytes ||
+        holdsResult[state] || holdsArgument[next] ||
+        lastStep[state] > buffers[indexOf.lookup(result)].firstStep)
+      continue;
+    join(state, next);
   }
   SharedBuffers shared;
   shared.groupOf.resize(buffers.size());
@@ -117,7 +149,7 @@ shareViews(const std::vector<planning::ArenaBuffer> &buffers,
 /// its own liveness peak (the layout's promise), then the one sharing more.
 planning::ArenaLayout
 layOutWithViews(const std::vector<planning::ArenaBuffer> &buffers,
-                ArrayRef<Value> tensors, OperandRange results,
+                ArrayRef<Value> tensors, func::FuncOp function,
                 int64_t alignment) {
   planning::ArenaLayout best = planning::layOutArena(buffers, alignment);
   size_t bestGroups = buffers.size();
@@ -137,10 +169,10 @@ layOutWithViews(const std::vector<planning::ArenaBuffer> &buffers,
     bestGroups = shared.groups.size();
   };
   SharedBuffers dying =
-      shareViews(buffers, tensors, results, [&](size_t input, size_t view) {
+      shareViews(buffers, tensors, function, [&](size_t input, size_t view) {
         return buffers[input].lastStep <= buffers[view].firstStep;
       });
-  SharedBuffers every = shareViews(buffers, tensors, results,
+  SharedBuffers every = shareViews(buffers, tensors, function,
                                    [](size_t, size_t) { return true; });
   consider(dying);
   consider(every);
@@ -209,8 +241,7 @@ struct AssignArenaPass
       ++step;
     }
     planning::ArenaLayout device =
-        layOutWithViews(buffers.device, tensors,
-                        block.getTerminator()->getOperands(), alignment);
+        layOutWithViews(buffers.device, tensors, func, alignment);
 
     Builder builder(&getContext());
     size_t next = 0;

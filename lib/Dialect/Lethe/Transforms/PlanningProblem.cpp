@@ -35,10 +35,6 @@ planning::Precision getPrecision(Type elementType) {
   return planning::Precision::F32;
 }
 
-bool isOptimizerUpdate(Operation *op) {
-  return isa<SgdUpdateOp, MomentumUpdateOp, AdagradUpdateOp, AdamUpdateOp>(op);
-}
-
 /// What identifies the op a recompute clones: its name, its attributes
 /// (without those the planning passes add, `lethe.recompute` and the
 /// arena's offsets) and the values it reads.

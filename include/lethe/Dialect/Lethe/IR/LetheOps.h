@@ -33,6 +33,11 @@ namespace mlir::lethe {
 /// its input's bytes (--lethe-assign-arena shares them where it pays).
 bool isView(Operation *op);
 
+/// Whether `op` is an optimizer update (sgd, momentum, adagrad, adam): its
+/// results are the next values of its parameter and state, elementwise, so
+/// that each may take the bytes of the input it replaces.
+bool isOptimizerUpdate(Operation *op);
+
 } // namespace mlir::lethe
 
 #endif // LETHE_DIALECT_LETHE_IR_LETHEOPS_H

@@ -1,0 +1,24 @@
+// Optimizer updates in place: --lethe-assign-arena lays an update's result in
+// the bytes of the parameter or state it replaces when nothing reads those
+// after the update (the runtime updates in place, the driver copies nothing
+// between steps). %w1 takes %w's bytes; %u1 does not, as %u is read after
+// its update; %v1 does not, as a neg is no optimizer update.
+//
+// RUN: lethe-opt %s --lethe-assign-arena | FileCheck %s
+
+// CHECK: %arg1: tensor<8x32xf32> {lethe.name = "w", lethe.offset = [[W:[0-9]+]] : i64}, %arg2: tensor<8x32xf32> {lethe.name = "u", lethe.offset = [[U:[0-9]+]] : i64}, %arg3: tensor<8x32xf32> {lethe.name = "v", lethe.offset = [[V:[0-9]+]] : i64}
+// CHECK: lethe.sgd_update %{{.*}}, %arg1, %{{.*}} {lethe.offsets = array<i64: [[W]]>}
+// CHECK-NOT: lethe.sgd_update %{{.*}}, %arg2, %{{.*}} {lethe.offsets = array<i64: [[U]]>}
+// CHECK: lethe.sgd_update %{{.*}}, %arg2
+// CHECK-NOT: lethe.neg %arg3 {lethe.offsets = array<i64: [[V]]>}
+// CHECK: lethe.neg %arg3
+
+func.func @step(%x: tensor<8x32xf32> {lethe.name = "x"}, %w: tensor<8x32xf32> {lethe.name = "w"}, %u: tensor<8x32xf32> {lethe.name = "u"}, %v: tensor<8x32xf32> {lethe.name = "v"}) -> (tensor<8x32xf32> {lethe.name = "w", lethe.updates = 1 : i64}, tensor<8x32xf32> {lethe.name = "u", lethe.updates = 2 : i64}, tensor<8x32xf32> {lethe.name = "v", lethe.updates = 3 : i64}, tensor<8x32xf32> {lethe.name = "after"}) {
+  %lr = lethe.constant dense<0.1> : tensor<f32>
+  %g = lethe.mul %x, %w : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %w1 = lethe.sgd_update %lr, %w, %g : (tensor<f32>, tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %u1 = lethe.sgd_update %lr, %u, %g : (tensor<f32>, tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %after = lethe.add %u, %g : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %v1 = lethe.neg %v : tensor<8x32xf32>
+  return %w1, %u1, %v1, %after : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>
+}
