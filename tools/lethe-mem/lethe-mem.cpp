@@ -236,6 +236,9 @@ LogicalResult loadFunction(ModuleOp module, Source &source,
     if (failed(steps))
       return failure();
     source.schedule = std::move(*steps);
+    // An arena laid out before the plan materialized is not this
+    // schedule's: lay the schedule out instead.
+    source.info.arenaBytes = source.info.livenessPeakBytes = -1;
   }
   source.info.profile = plan.getAs<StringAttr>("profile").str();
   source.info.budgetBytes = source.problem.budgetBytes;

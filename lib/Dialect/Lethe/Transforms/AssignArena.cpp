@@ -19,6 +19,7 @@
 #include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
 #include "lethe/Planning/ArenaLayout.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -34,6 +35,26 @@ using namespace mlir;
 using namespace mlir::lethe;
 
 namespace {
+
+/// The input an optimizer update's `result` is the next value of (x for
+/// x_new, each state for its own), or null for any other op.
+Value getUpdatedInput(OpResult result) {
+  unsigned number = result.getResultNumber();
+  return llvm::TypeSwitch<Operation *, Value>(result.getOwner())
+      .Case([](SgdUpdateOp update) { return update.getX(); })
+      .Case([&](MomentumUpdateOp update) {
+        return number == 0 ? update.getX() : update.getMomentum();
+      })
+      .Case([&](AdagradUpdateOp update) {
+        return number == 0 ? update.getX() : update.getSquaredSum();
+      })
+      .Case([&](AdamUpdateOp update) {
+        return number == 0   ? update.getX()
+               : number == 1 ? update.getFirstMoment()
+                             : update.getSecondMoment();
+      })
+      .Default([](Operation *) { return Value(); });
+}
 
 /// The device buffers of a step with some views sharing their input's
 /// bytes: each group of buffers that share bytes becomes one buffer, held
@@ -107,11 +128,11 @@ shareViews(const std::vector<planning::ArenaBuffer> &buffers,
     auto target = function.getResultAttrOfType<IntegerAttr>(
         static_cast<unsigned>(position), kUpdatesAttr);
     Operation *op = result.getDefiningOp();
-    if (!target || !op || !isOptimizerUpdate(op) || target.getInt() < 0 ||
+    if (!target || !op || target.getInt() < 0 ||
         target.getInt() >= block.getNumArguments())
       continue;
     Value argument = block.getArgument(target.getInt());
-    if (!llvm::is_contained(op->getOperands(), argument))
+    if (getUpdatedInput(cast<OpResult>(result)) != argument)
       continue;
     size_t state = find(indexOf.lookup(argument));
     size_t next = find(indexOf.lookup(result));

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 namespace mlir::lethe {
@@ -313,7 +314,8 @@ LogicalResult matmulRule(RuleContext &c) {
   if (typeA.getRank() >= 2 && typeB.getRank() == 2 && typeA.hasStaticShape() &&
       typeB.hasStaticShape()) {
     int64_t inner = shapeA.back(), columns = shapeB.back();
-    int64_t rows = typeA.getNumElements() / std::max<int64_t>(inner, 1);
+    int64_t rows = std::accumulate(shapeA.begin(), shapeA.end() - 1, int64_t{1},
+                                   std::multiplies<int64_t>());
     OpBuilder &builder = g.builder;
     auto product = [&](Value lhs, Value rhs, bool transLhs, bool transRhs) {
       auto unit = [&](bool set) {

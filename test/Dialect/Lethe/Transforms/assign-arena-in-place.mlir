@@ -22,3 +22,16 @@ func.func @step(%x: tensor<8x32xf32> {lethe.name = "x"}, %w: tensor<8x32xf32> {l
   %v1 = lethe.neg %v : tensor<8x32xf32>
   return %w1, %u1, %v1, %after : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>
 }
+
+// Only the input a result replaces: a result said to update %g, which the
+// update reads as its gradient, does not take %g's bytes.
+// CHECK-LABEL: func.func @gradient_slot
+// CHECK-SAME: %arg1: tensor<8x32xf32> {lethe.name = "g", lethe.offset = [[G:[0-9]+]] : i64}
+// CHECK-NOT: lethe.sgd_update %{{.*}}, %arg0, %arg1 {lethe.offsets = array<i64: [[G]]>}
+// CHECK: lethe.sgd_update %{{.*}}, %arg0, %arg1 {lethe.offsets
+func.func @gradient_slot(%p: tensor<8x32xf32> {lethe.name = "p"}, %g: tensor<8x32xf32> {lethe.name = "g"}) -> (tensor<8x32xf32> {lethe.name = "g", lethe.updates = 1 : i64}, tensor<8x32xf32> {lethe.name = "p"}) {
+  %lr = lethe.constant dense<0.1> : tensor<f32>
+  %next = lethe.sgd_update %lr, %p, %g : (tensor<f32>, tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+  %keep = lethe.neg %p : tensor<8x32xf32>
+  return %next, %keep : tensor<8x32xf32>, tensor<8x32xf32>
+}

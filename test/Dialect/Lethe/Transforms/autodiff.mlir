@@ -67,6 +67,22 @@ func.func @main(%x: tensor<2x4x3xf32> {lethe.name = "x", lethe.trainable}, %w: t
 
 // -----
 
+// The same with an empty inner dim: the rows are the batch dims' product
+// (8), not the elements over the inner dim.
+
+// CHECK-LABEL: func.func @train_step
+// INPUTS-LABEL: func.func @step
+// CHECK: %[[ROWS:.*]] = lethe.reshape %{{.*}} {allowzero, shape = array<i64: 8, 5>} : (tensor<2x4x5xf32>) -> tensor<8x5xf32>
+// CHECK: lethe.gemm %[[ROWS]], %{{.*}} {trans_b} : (tensor<8x5xf32>, tensor<0x5xf32>) -> tensor<8x0xf32>
+// CHECK: lethe.gemm %{{.*}}, %[[ROWS]] {trans_a} : (tensor<8x0xf32>, tensor<8x5xf32>) -> tensor<0x5xf32>
+func.func @main(%x: tensor<2x4x0xf32> {lethe.name = "x", lethe.trainable}, %w: tensor<0x5xf32> {lethe.name = "w", lethe.trainable}) -> (tensor<f32> {lethe.loss, lethe.name = "loss"}) {
+  %y = lethe.matmul %x, %w : (tensor<2x4x0xf32>, tensor<0x5xf32>) -> tensor<2x4x5xf32>
+  %loss = lethe.reduce_sum %y {keepdims = false} : (tensor<2x4x5xf32>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 // A value used twice gets the sum of both contributions; a trainable
 // argument the loss does not depend on gets zeros; an op the loss does not
 // depend on is erased with the output that needed it. %x is trainable and,
