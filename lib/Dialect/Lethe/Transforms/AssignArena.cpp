@@ -68,9 +68,11 @@ struct SharedBuffers {
 
 /// Merges each view in `tensors` (the values of the first buffers; the
 /// rest are workspaces) for which `wanted(input, view)` holds, given their
-/// buffer indices, with its input. Two results of the function, or a result
-/// and an argument, never share bytes: the driver reads the one and writes
-/// the other.
+/// buffer indices, with its input; then each optimizer update's result with
+/// the argument it replaces, where nothing holds that argument's bytes after
+/// the update. Otherwise two results of the function, or a result and an
+/// argument, never share bytes: the driver reads the one and writes the
+/// other.
 SharedBuffers
 shareViews(const std::vector<planning::ArenaBuffer> &buffers,
            ArrayRef<Value> tensors, func::FuncOp function,
@@ -163,9 +165,10 @@ shareViews(const std::vector<planning::ArenaBuffer> &buffers,
 /// Lays out the device buffers, the first `tensors.size()` of which hold
 /// `tensors` (the rest are workspaces), with views sharing their input's
 /// bytes where that does not make the arena larger (isView; the lowering
-/// copies nothing for them). Three layouts are tried: none shared, which is
-/// the layout the planner checked against the budget; only the views whose
-/// input is not used after them, which hold no byte longer than before; and
+/// copies nothing for them) and optimizer updates in place. Four layouts are
+/// tried: nothing shared, which is the layout the planner checked against
+/// the budget; the updates in place; those and the views whose input is not
+/// used after them (neither holds a byte longer than before); and those and
 /// every view. The smallest arena wins; of equal arenas, the one closest to
 /// its own liveness peak (the layout's promise), then the one sharing more.
 planning::ArenaLayout
@@ -189,12 +192,15 @@ layOutWithViews(const std::vector<planning::ArenaBuffer> &buffers,
       best.offsets[index] = layout.offsets[shared.groupOf[index]];
     bestGroups = shared.groups.size();
   };
+  SharedBuffers updates = shareViews(buffers, tensors, function,
+                                     [](size_t, size_t) { return false; });
   SharedBuffers dying =
       shareViews(buffers, tensors, function, [&](size_t input, size_t view) {
         return buffers[input].lastStep <= buffers[view].firstStep;
       });
   SharedBuffers every = shareViews(buffers, tensors, function,
                                    [](size_t, size_t) { return true; });
+  consider(updates);
   consider(dying);
   consider(every);
   return best;
