@@ -27,7 +27,6 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <numeric>
