@@ -282,7 +282,9 @@ lethe_rt_batch_norm(lethe_rt_context *context, const lethe_rt_tensor *x,
 /* ONNX BatchNormalization, training mode: normalizes with the batch's mean
  * and population variance, and writes running_mean_out = running_mean *
  * momentum + batch_mean * (1 - momentum) (likewise the variance),
- * saved_mean = batch_mean, saved_inv_std = 1 / sqrt(batch_var + epsilon). */
+ * saved_mean = batch_mean, saved_inv_std = 1 / sqrt(batch_var + epsilon).
+ * running_mean_out may be running_mean itself (an update in place), and
+ * running_var_out running_var; no other output may overlap an input. */
 lethe_rt_status lethe_rt_batch_norm_train(
     lethe_rt_context *context, const lethe_rt_tensor *x,
     const lethe_rt_tensor *scale, const lethe_rt_tensor *bias,

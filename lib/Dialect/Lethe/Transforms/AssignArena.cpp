@@ -36,8 +36,9 @@ using namespace mlir::lethe;
 
 namespace {
 
-/// The input an optimizer update's `result` is the next value of (x for
-/// x_new, each state for its own), or null for any other op.
+/// The input a state update's `result` is the next value of, or null for
+/// any other op: an optimizer update's x for x_new and each state for its
+/// own, batch normalization's running mean and variance for theirs.
 Value getUpdatedInput(OpResult result) {
   unsigned number = result.getResultNumber();
   return llvm::TypeSwitch<Operation *, Value>(result.getOwner())
@@ -52,6 +53,11 @@ Value getUpdatedInput(OpResult result) {
         return number == 0   ? update.getX()
                : number == 1 ? update.getFirstMoment()
                              : update.getSecondMoment();
+      })
+      .Case([&](BatchNormTrainOp norm) {
+        return number == 1   ? norm.getRunningMean()
+               : number == 2 ? norm.getRunningVariance()
+                             : Value();
       })
       .Default([](Operation *) { return Value(); });
 }
@@ -122,10 +128,11 @@ shareViews(const std::vector<planning::ArenaBuffer> &buffers,
       continue;
     join(input, view);
   }
-  // An optimizer update in place: a result that is the next value of an
-  // argument the update reads, where nothing reads the argument's bytes
-  // after the update (no view of it either), takes those bytes. The runtime
-  // updates in place, and the driver has nothing to copy between steps.
+  // A state update in place (an optimizer's, or batch normalization's
+  // running statistics): a result that is the next value of an argument,
+  // where nothing reads the argument's bytes after the update (no view of
+  // it either), takes those bytes. The runtime updates in place, and the
+  // driver has nothing to copy between steps.
   for (auto [position, result] : llvm::enumerate(results)) {
     auto target = function.getResultAttrOfType<IntegerAttr>(
         static_cast<unsigned>(position), kUpdatesAttr);
@@ -165,7 +172,7 @@ shareViews(const std::vector<planning::ArenaBuffer> &buffers,
 /// Lays out the device buffers, the first `tensors.size()` of which hold
 /// `tensors` (the rest are workspaces), with views sharing their input's
 /// bytes where that does not make the arena larger (isView; the lowering
-/// copies nothing for them) and optimizer updates in place. Four layouts are
+/// copies nothing for them) and state updates in place. Four layouts are
 /// tried: nothing shared, which is the layout the planner checked against
 /// the budget; the updates in place; those and the views whose input is not
 /// used after them (neither holds a byte longer than before); and those and

@@ -1,4 +1,4 @@
-// Optimizer updates in place: --lethe-assign-arena lays an update's result in
+// State updates in place: --lethe-assign-arena lays an update's result in
 // the bytes of the parameter or state it replaces when nothing reads those
 // after the update (the runtime updates in place, the driver copies nothing
 // between steps). %w1 takes %w's bytes; %u1 does not, as %u is read after
@@ -34,4 +34,14 @@ func.func @gradient_slot(%p: tensor<8x32xf32> {lethe.name = "p"}, %g: tensor<8x3
   %next = lethe.sgd_update %lr, %p, %g : (tensor<f32>, tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
   %keep = lethe.neg %p : tensor<8x32xf32>
   return %next, %keep : tensor<8x32xf32>, tensor<8x32xf32>
+}
+
+// Batch normalization's running statistics go in place too: %mean1 takes
+// %mean's bytes and %var1 %var's.
+// CHECK-LABEL: func.func @running_statistics
+// CHECK-SAME: %arg3: tensor<4xf32> {lethe.name = "mean", lethe.offset = [[MEAN:[0-9]+]] : i64}, %arg4: tensor<4xf32> {lethe.name = "var", lethe.offset = [[VAR:[0-9]+]] : i64}
+// CHECK: lethe.batch_norm_train {{.*}}lethe.offsets = array<i64: {{[0-9]+}}, [[MEAN]], [[VAR]], {{[0-9]+}}, {{[0-9]+}}>
+func.func @running_statistics(%x: tensor<2x4x3x3xf32> {lethe.name = "x"}, %scale: tensor<4xf32> {lethe.name = "scale"}, %bias: tensor<4xf32> {lethe.name = "bias"}, %mean: tensor<4xf32> {lethe.name = "mean"}, %var: tensor<4xf32> {lethe.name = "var"}) -> (tensor<2x4x3x3xf32> {lethe.name = "y"}, tensor<4xf32> {lethe.name = "mean", lethe.updates = 3 : i64}, tensor<4xf32> {lethe.name = "var", lethe.updates = 4 : i64}) {
+  %y, %mean1, %var1, %saved, %inv = lethe.batch_norm_train %x, %scale, %bias, %mean, %var : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y, %mean1, %var1 : tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>
 }
