@@ -386,16 +386,16 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
     return emitError() << "tensor '" << tensor.name() << "' has data type "
                        << getONNXDataTypeName(tensor.data_type())
                        << ", which Lethe does not support";
-  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
-  auto type = RankedTensorType::get(shape, elementType);
-  int64_t count = type.getNumElements();
+  // The bytes first: they check the dims before the type is built on them.
   int64_t elementSize = getElementSizeInBytes(elementType);
-
   std::string bytes;
   std::string message = readTensorBytes(
       tensor, llvm::sys::path::parent_path(modelPath), elementSize, bytes);
   if (!message.empty())
     return emitError() << "tensor '" << tensor.name() << "': " << message;
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  auto type = RankedTensorType::get(shape, elementType);
+  int64_t count = type.getNumElements();
 
   if (elementType.isInteger(1)) {
     SmallVector<bool> bits(count);

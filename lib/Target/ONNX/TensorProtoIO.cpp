@@ -8,7 +8,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -86,6 +88,14 @@ llvm::StringRef lethe::getONNXDataTypeName(int32_t dataType) {
   return "<invalid>";
 }
 
+/// The dims of `tensor`, as "2x3x4".
+static std::string formatDims(const onnx::TensorProto &tensor) {
+  std::string text;
+  for (int64_t dim : tensor.dims())
+    text += (text.empty() ? "" : "x") + std::to_string(dim);
+  return text;
+}
+
 /// Reads the external data of `tensor` into `bytes`.
 static std::string readExternalData(const onnx::TensorProto &tensor,
                                     llvm::StringRef baseDirectory,
@@ -101,7 +111,8 @@ static std::string readExternalData(const onnx::TensorProto &tensor,
       length = std::strtoll(entry.value().c_str(), nullptr, 10);
   }
   if (location.empty())
-    return "it stores its data externally but names no file";
+    return "it stores its data externally but names no file (no "
+           "'location' entry); export the model again";
   llvm::SmallString<256> path(baseDirectory);
   llvm::sys::path::append(path, location);
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
@@ -112,12 +123,17 @@ static std::string readExternalData(const onnx::TensorProto &tensor,
            "); keep the data file next to the model";
   llvm::StringRef contents = (*file)->getBuffer();
   int64_t size = contents.size();
+  // Compared without adding, so that no offset or length in the file can
+  // overflow.
+  if (offset < 0 || offset > size || (length >= 0 && length > size - offset))
+    return "external file '" + path.str().str() + "' is too short (" +
+           std::to_string(size) + " bytes; the data is " +
+           (length < 0 ? std::string("from")
+                       : std::to_string(length) + " bytes at") +
+           " offset " + std::to_string(offset) +
+           "); keep the data file that was exported with the model";
   if (length < 0)
     length = size - offset;
-  if (offset < 0 || offset + length > size)
-    return "external file '" + path.str().str() + "' is too short (" +
-           std::to_string(size) + " bytes, the data ends at byte " +
-           std::to_string(offset + length) + ")";
   bytes = contents.substr(offset, length).str();
   return "";
 }
@@ -125,12 +141,24 @@ static std::string readExternalData(const onnx::TensorProto &tensor,
 std::string lethe::readTensorBytes(const onnx::TensorProto &tensor,
                                    llvm::StringRef baseDirectory,
                                    int64_t elementSize, std::string &bytes) {
-  int64_t count = 1;
+  // The element count and byte size, checked before anything is allocated
+  // for them: a corrupt file can name any dims.
+  int64_t count = 1, byteCount = 0;
+  bool overflow = false;
   for (int64_t dim : tensor.dims()) {
     if (dim < 0)
-      return "it has a negative dimension " + std::to_string(dim);
-    count *= dim;
+      return "it has a negative dimension " + std::to_string(dim) +
+             "; the file is corrupt, export the model again";
+    overflow |= llvm::MulOverflow(count, dim, count);
   }
+  if (llvm::is_contained(tensor.dims(), 0)) {
+    count = 0; // whatever the other dims
+    overflow = false;
+  }
+  if (overflow || llvm::MulOverflow(count, elementSize, byteCount))
+    return "its dims (" + formatDims(tensor) +
+           ") hold more bytes than fit in 64 bits; the file is corrupt, "
+           "export the model again";
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string message = readExternalData(tensor, baseDirectory, bytes);
     if (!message.empty())
@@ -138,11 +166,12 @@ std::string lethe::readTensorBytes(const onnx::TensorProto &tensor,
   } else if (tensor.has_raw_data()) {
     bytes = tensor.raw_data();
   } else {
-    bytes.assign(count * elementSize, 0);
     auto copyFrom = [&](const auto &field) -> std::string {
       if (field.size() != count)
         return "it has " + std::to_string(field.size()) + " values for " +
-               std::to_string(count) + " elements";
+               std::to_string(count) + " elements (dims " + formatDims(tensor) +
+               "); the file is corrupt, export the model again";
+      bytes.assign(byteCount, 0);
       for (int64_t i = 0; i < count; ++i) {
         // int32_data also holds INT8, INT16, UINT8, UINT16, BOOL and the
         // bits of FLOAT16 and BFLOAT16, and uint64_data holds UINT32: keep
@@ -174,9 +203,10 @@ std::string lethe::readTensorBytes(const onnx::TensorProto &tensor,
     if (!message.empty())
       return message;
   }
-  if (static_cast<int64_t>(bytes.size()) != count * elementSize)
+  if (static_cast<int64_t>(bytes.size()) != byteCount)
     return "it has " + std::to_string(bytes.size()) + " bytes of data for " +
            std::to_string(count) + " elements of " +
-           std::to_string(elementSize) + " bytes";
+           std::to_string(elementSize) + " bytes (dims " + formatDims(tensor) +
+           "); the file is corrupt, export the model again";
   return "";
 }

@@ -32,6 +32,52 @@ def external_model(path):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
 
 
+def corrupt_weight_model(kind, path):
+    """An MLP whose weight initializer is corrupt in the way `kind` names:
+    dims whose product overflows, dims of 10^15 elements with one value,
+    a negative dim, too few typed values, raw data of the wrong length,
+    external data that names no file, or an external file too short for
+    it (written next to `path`)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 4))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 3))
+    weight = TensorProto()
+    weight.name = "w"
+    weight.data_type = TensorProto.FLOAT
+    if kind == "overflow-dims":
+        weight.dims.extend([1 << 62, 4])
+    elif kind == "huge-dims":
+        weight.dims.extend([10**15])
+        weight.float_data.append(0.5)
+    elif kind == "negative-dim":
+        weight.dims.extend([-4, 3])
+    elif kind == "few-values":
+        weight.dims.extend([4, 3])
+        weight.float_data.extend([0.5] * 5)
+    elif kind == "raw-size":
+        weight.dims.extend([4, 3])
+        weight.raw_data = bytes(10)
+    elif kind in ("no-location", "short-external"):
+        weight.dims.extend([4, 3])
+        weight.data_location = TensorProto.EXTERNAL
+        if kind == "short-external":
+            with open(path + ".bin", "wb") as data:
+                data.write(bytes(8))
+            entry = weight.external_data.add()
+            entry.key, entry.value = "location", path.rsplit("/", 1)[-1] + ".bin"
+            entry = weight.external_data.add()
+            entry.key, entry.value = "length", "48"
+        else:
+            entry = weight.external_data.add()
+            entry.key, entry.value = "offset", "0"
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="fc")],
+                              "corrupt", [x], [y], [weight])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+
+
+CORRUPT_WEIGHTS = ["overflow-dims", "huge-dims", "negative-dim", "few-values", "raw-size",
+                   "no-location", "short-external"]
+
+
 def training_model(variant="sgd"):
     """A linear model with a training step (TrainingInfoProto): the
     algorithm computes a squared-error loss, its Gradient with respect to
@@ -100,6 +146,8 @@ def main():
         model = relu_model(shape=("batch", 4))
     elif kind == "external":
         model = external_model(output)
+    elif kind in CORRUPT_WEIGHTS:
+        model = corrupt_weight_model(kind, output)
     elif kind.startswith("training"):
         model = training_model(kind[len("training-"):] if "-" in kind else "sgd")
     else:
