@@ -140,7 +140,11 @@ FailureOr<double> TrainingLoop::step(std::vector<HostTensor> arguments) {
   return results[lossResult].getAsDouble(0);
 }
 
-std::optional<int64_t> mlir::lethe::getClassCount(BlockArgument argument) {
+/// The ops that read `argument`, or a prefetched copy of it, as the class
+/// indices of a classification loss or its gradient, each with the type of
+/// the scores it reads them against.
+static SmallVector<std::pair<Operation *, Type>>
+getLabelReaders(BlockArgument argument) {
   // A planned step may swap the labels out and back: the loss then reads a
   // prefetched copy, reached through the offload's host value.
   SmallVector<Value> copies = {argument};
@@ -154,20 +158,32 @@ std::optional<int64_t> mlir::lethe::getClassCount(BlockArgument argument) {
         uses.push_back(&use);
     }
   }
+  SmallVector<std::pair<Operation *, Type>> readers;
   for (OpOperand *use : uses) {
     Operation *user = use->getOwner();
     unsigned operand = use->getOperandNumber();
-    Type scores;
     if (isa<SoftmaxCrossEntropyOp, NllOp>(user) && operand == 1)
-      scores = user->getOperand(0).getType();
+      readers.push_back({user, user->getOperand(0).getType()});
     else if (isa<SoftmaxCrossEntropyGradOp>(user) && operand == 2)
-      scores = user->getOperand(1).getType();
+      readers.push_back({user, user->getOperand(1).getType()});
     else if (isa<NllGradOp>(user) && operand == 1)
-      scores = user->getResult(0).getType();
-    if (auto type = dyn_cast_if_present<RankedTensorType>(scores))
+      readers.push_back({user, user->getResult(0).getType()});
+  }
+  return readers;
+}
+
+std::optional<int64_t> mlir::lethe::getClassCount(BlockArgument argument) {
+  for (auto [reader, scores] : getLabelReaders(argument))
+    if (auto type = dyn_cast<RankedTensorType>(scores))
       if (type.getRank() >= 2 && type.getDimSize(1) > 0)
         return type.getDimSize(1);
-  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> mlir::lethe::getIgnoreIndex(BlockArgument argument) {
+  for (auto [reader, scores] : getLabelReaders(argument))
+    if (auto ignore = reader->getAttrOfType<IntegerAttr>("ignore_index"))
+      return ignore.getInt();
   return std::nullopt;
 }
 

@@ -213,6 +213,42 @@ struct DataInput {
   int64_t batches = 1;
 };
 
+/// Checks that each element of `data`, the values of label argument `index`
+/// read from `path`, names a class (is in [0, integerBound)) or is the
+/// loss's ignore_index: the loss would reject any other, but only once the
+/// steps have begun.
+std::optional<Failure> checkLabels(const std::string &data,
+                                   const std::string &path,
+                                   const ManifestArgument &argument,
+                                   size_t index) {
+  size_t size = getDTypeSize(argument.dtype);
+  if (argument.dtype != LETHE_RT_I32 && argument.dtype != LETHE_RT_I64)
+    return std::nullopt; // the loss itself rejects labels of another dtype
+  for (size_t element = 0; element < data.size() / size; ++element) {
+    int64_t value;
+    if (size == sizeof(int32_t)) {
+      int32_t narrow;
+      std::memcpy(&narrow, data.data() + element * size, size);
+      value = narrow;
+    } else {
+      std::memcpy(&value, data.data() + element * size, size);
+    }
+    if ((value >= 0 && value < argument.integerBound) ||
+        value == argument.ignoreIndex)
+      continue;
+    std::string allowed =
+        "[0, " + std::to_string(argument.integerBound) + ")" +
+        (argument.ignoreIndex
+             ? " or the ignore_index " + std::to_string(*argument.ignoreIndex)
+             : std::string());
+    return Failure{"'" + path + "' element " + std::to_string(element) +
+                   " is " + std::to_string(value) + ", but " +
+                   describe(argument, index) + " takes class indices in " +
+                   allowed};
+  }
+  return std::nullopt;
+}
+
 /// Reads data argument `index` from DIR/<name>.npy.
 std::optional<Failure> readDataInput(const std::string &directory,
                                      const ManifestArgument &argument,
@@ -252,6 +288,10 @@ std::optional<Failure> readDataInput(const std::string &directory,
                    (shape.empty() ? std::string()
                                   : " (or k batches of it stacked along the "
                                     "first dimension)")};
+  if (argument.kind == ArgumentKind::Label)
+    if (std::optional<Failure> failure =
+            checkLabels(array.data, path, argument, index))
+      return failure;
   input.bytes = std::move(array.data);
   input.batches = batches;
   return std::nullopt;

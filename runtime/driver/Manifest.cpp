@@ -236,6 +236,9 @@ void parse(const json &document, Manifest &manifest) {
                           "' is not data, label, parameter, state or step");
     if (object.contains("integer_bound"))
       argument.integerBound = getInteger(object, "integer_bound", where, 1);
+    if (object.contains("ignore_index"))
+      argument.ignoreIndex = getInteger(object, "ignore_index", where,
+                                        std::numeric_limits<int64_t>::min());
     if (argument.kind == ArgumentKind::Step) {
       if (manifest.stepArgument >= 0)
         throw ManifestError(where +

@@ -51,6 +51,8 @@ struct ManifestArgument : ArenaTensor {
   /// The bound random integers are drawn below (the class count of a
   /// label; 10, as lethe-run's default, when the manifest gives none).
   int64_t integerBound = 10;
+  /// A label's value that names no class (the loss's ignore_index), if any.
+  std::optional<int64_t> ignoreIndex;
 };
 
 /// One result of the step (its index is its position).

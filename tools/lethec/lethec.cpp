@@ -456,6 +456,8 @@ bool buildManifest(func::FuncOp function, nlohmann::json &manifest,
     else if (std::optional<int64_t> classes = getClassCount(argument)) {
       kind = "label";
       entry["integer_bound"] = *classes;
+      if (std::optional<int64_t> ignore = getIgnoreIndex(argument))
+        entry["ignore_index"] = *ignore;
     }
     entry["kind"] = kind;
     if (!describeTensor(entry, argument.getType(), error))

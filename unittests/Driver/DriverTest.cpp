@@ -479,6 +479,16 @@ TEST_F(DriverTest, DataErrors) {
   expectError("--data data" + write, "(truncated)", outputs);
   writeText(path("data/y.npy"), truncated);
   expectError("--data data" + write, "'data/c.npy'", outputs);
+  // A label outside the classes is found before the first step (the loss
+  // would find it in the step that reads it), in any batch.
+  int32_t c[2 * kBatch] = {0, 1, 2, 0, 2, 1, 3, 0};
+  writeText(path("data/c.npy"),
+            serializeNpy(LETHE_RT_I32, {2 * kBatch}, bytesOf(c, sizeof(c))));
+  expectError("--steps 3 --data data" + write,
+              "'data/c.npy' element 6 is 3, but label argument 2 ('c') takes "
+              "class indices in [0, 3)",
+              outputs);
+  EXPECT_EQ(run("--steps 3 --data data").out, "");
 }
 
 TEST_F(DriverTest, RuntimeErrorStopsTraining) {
@@ -548,6 +558,35 @@ TEST(DriverInProcessTest, ManifestWithoutWeightsNeedsNoFile) {
   RunResult result = runInProcess(manifest.dump(), {"--steps", "1"});
   EXPECT_EQ(result.exitCode, 0) << result.err;
   EXPECT_EQ(printedLosses(result.out).size(), 1u);
+}
+
+TEST(DriverInProcessTest, LabelsMayHoldTheIgnoreIndex) {
+  json manifest = json::parse(lethe_program_manifest);
+  manifest["arguments"][2]["ignore_index"] = -100;
+  std::string data = testing::TempDir() + "/ignore-index-data";
+  fs::create_directories(data);
+  float x[kXSize] = {}, y[kYSize] = {};
+  writeText(data + "/x.npy", serializeNpy(LETHE_RT_F32, {kBatch, kInputs},
+                                          bytesOf(x, 4 * kXSize)));
+  writeText(data + "/y.npy", serializeNpy(LETHE_RT_F32, {kBatch, kOutputs},
+                                          bytesOf(y, 4 * kYSize)));
+  int32_t c[kBatch] = {0, -100, 2, 1};
+  writeText(data + "/c.npy",
+            serializeNpy(LETHE_RT_I32, {kBatch}, bytesOf(c, sizeof(c))));
+  std::vector<const char *> arguments = {"--random-weights", "1", "--data",
+                                         data.c_str()};
+  RunResult result = runInProcess(manifest.dump(), arguments);
+  EXPECT_EQ(result.exitCode, 0) << result.err;
+  c[1] = -5;
+  writeText(data + "/c.npy",
+            serializeNpy(LETHE_RT_I32, {kBatch}, bytesOf(c, sizeof(c))));
+  result = runInProcess(manifest.dump(), arguments);
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err, "prog: error: '" + data +
+                            "/c.npy' element 1 is -5, but label argument 2 "
+                            "('c') takes class indices in [0, 3) or the "
+                            "ignore_index -100\n");
 }
 
 } // namespace

@@ -82,6 +82,11 @@ private:
 /// class dimension 1 of the scores. Drivers draw random labels below it.
 std::optional<int64_t> getClassCount(BlockArgument argument);
 
+/// The `ignore_index` of the classification loss (or its gradient) that
+/// reads `argument` as class indices, where it has one: a label of that
+/// value counts for nothing rather than naming a class.
+std::optional<int64_t> getIgnoreIndex(BlockArgument argument);
+
 /// The parameters and optimizer state of the training step `function`, as
 /// the weights file of planned executables holds them
 /// (runtime/driver/WeightsFile.h): every argument with an initializer but
