@@ -51,13 +51,17 @@ bool writeTemporary(const std::string &path, const std::string &temporary,
     error = "cannot write '" + path + "': " + std::strerror(errno);
     return false;
   }
+  // errno is read only after a call that failed: an earlier call's (a stat
+  // of a file not there yet) would name the wrong cause.
   bool written =
       std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-  int savedErrno = errno;
-  written &= std::fclose(file) == 0;
-  if (!written) {
+  int savedErrno = written ? 0 : errno;
+  if (std::fclose(file) != 0) {
+    written = false;
     if (savedErrno == 0)
       savedErrno = errno;
+  }
+  if (!written) {
     std::remove(temporary.c_str());
     error = "cannot write '" + path + "': " + std::strerror(savedErrno);
     return false;
@@ -76,6 +80,16 @@ bool lethe::driver::writeFileAtomically(const std::string &path,
 bool lethe::driver::writeFilesAtomically(
     const std::vector<std::pair<std::string, std::string>> &files,
     std::string &error) {
+  // A directory in a file's place would fail its rename after the earlier
+  // files' (which cannot be undone): it is refused before anything is
+  // written.
+  for (const auto &[path, bytes] : files) {
+    struct stat status;
+    if (::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) {
+      error = "cannot write '" + path + "': it is a directory";
+      return false;
+    }
+  }
   for (size_t index = 0; index < files.size(); ++index) {
     const auto &[path, bytes] = files[index];
     if (!writeTemporary(path, path + ".tmp", bytes, error)) {
@@ -85,7 +99,8 @@ bool lethe::driver::writeFilesAtomically(
     }
   }
   // Renames do not fail for want of space; one that fails for another
-  // reason (the path became a directory) leaves the earlier ones done.
+  // reason (the path became a directory since the check) leaves the
+  // earlier ones done.
   for (size_t index = 0; index < files.size(); ++index) {
     const std::string &path = files[index].first;
     std::string temporary = path + ".tmp";

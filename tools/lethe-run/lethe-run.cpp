@@ -37,6 +37,7 @@
 #include "lethe/Interpreter/Interpreter.h"
 #include "lethe/Interpreter/TrainingLoop.h"
 
+#include "FileIO.h"
 #include "WeightsFile.h"
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
 #include "lethe/Dialect/Lethe/IR/TensorSize.h"
@@ -160,30 +161,16 @@ static FailureOr<HostTensor> readTensor(StringRef path, RankedTensorType type,
   return tensor;
 }
 
-/// Writes `tensor` to `path` as a TensorProto with raw data.
-static bool writeTensor(StringRef path, const HostTensor &tensor,
-                        std::string &error) {
+/// `tensor` as a serialized TensorProto (raw data).
+static std::string serializeTensor(const HostTensor &tensor) {
   onnx::TensorProto proto;
   for (int64_t dim : tensor.getType().getShape())
     proto.add_dims(dim);
   proto.set_data_type(getONNXDataType(tensor.getType().getElementType()));
   proto.set_raw_data(std::string(tensor.data(), tensor.getSizeInBytes()));
-  std::error_code code;
-  llvm::raw_fd_ostream os(path, code);
-  if (code) {
-    error = "cannot write '" + path.str() + "': " + code.message();
-    return false;
-  }
   std::string serialized;
   proto.SerializeToString(&serialized);
-  os << serialized;
-  os.close();
-  if (os.has_error()) {
-    error = "cannot write '" + path.str() + "': " + os.error().message();
-    os.clear_error();
-    return false;
-  }
-  return true;
+  return serialized;
 }
 
 /// Writes the parameters and optimizer state after the steps whose last
@@ -406,14 +393,22 @@ int main(int argc, char **argv) {
       return fail(errorMessage);
     expectedOutputs.push_back(std::move(*expected));
   }
-  for (auto [index, result] : llvm::enumerate(results)) {
-    if (dumpOutputs.empty())
-      break;
-    SmallString<256> path(dumpOutputs.getValue());
-    llvm::sys::fs::create_directories(path);
-    llvm::sys::path::append(path, "output_" + std::to_string(index) + ".pb");
-    if (!writeTensor(path, result, errorMessage))
+  // The dumps are written all or none (a directory made for them is removed
+  // again when one cannot be written).
+  if (!dumpOutputs.empty()) {
+    std::vector<std::pair<std::string, std::string>> files;
+    for (auto [index, result] : llvm::enumerate(results)) {
+      SmallString<256> path(dumpOutputs.getValue());
+      llvm::sys::path::append(path, "output_" + std::to_string(index) + ".pb");
+      files.emplace_back(path.str().str(), serializeTensor(result));
+    }
+    bool existed = llvm::sys::fs::exists(dumpOutputs.getValue());
+    llvm::sys::fs::create_directories(dumpOutputs.getValue());
+    if (!::lethe::driver::writeFilesAtomically(files, errorMessage)) {
+      if (!existed)
+        llvm::sys::fs::remove(dumpOutputs.getValue());
       return fail(errorMessage);
+    }
   }
 
   bool allMatch = true;

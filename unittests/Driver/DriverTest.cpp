@@ -512,6 +512,11 @@ TEST_F(DriverTest, UnwritableOutputIsAnError) {
   expectError("--save-weights ok.weights --trace nodir/trace.json",
               "cannot write 'nodir/trace.json': No such file or directory",
               {"ok.weights"});
+  // A directory where the last file goes is found before the first is
+  // renamed into place.
+  fs::create_directory(path("dir.json"));
+  expectError("--save-weights ok.weights --trace dir.json",
+              "cannot write 'dir.json': it is a directory", {"ok.weights"});
   expectError("--save-weights ok.weights --trace same.json --profile "
               "same.json",
               "--profile and --trace name the same file 'same.json'; give "
