@@ -169,7 +169,8 @@ bool lethe::driver::parseNpy(std::string_view bytes, std::string_view origin,
   std::optional<bool> fortranOrder;
   std::optional<std::vector<int64_t>> shape;
   auto badHeader = [&](const std::string &why) {
-    error = prefix + " has a header this reader cannot parse (" + why + ")";
+    error = prefix + " has a header this reader cannot parse (" + why +
+            "); write the array with numpy.save";
     return false;
   };
   if (!parser.consume('{'))
@@ -240,7 +241,8 @@ bool lethe::driver::parseNpy(std::string_view bytes, std::string_view origin,
   uint64_t elements = 1;
   for (int64_t dim : *shape) {
     if (dim != 0 && elements > (uint64_t(1) << 56) / dim) {
-      error = prefix + " has a shape too large to read";
+      error = prefix + " has a shape too large to read (over 2^56 " +
+              "elements); the file is corrupt";
       return false;
     }
     elements *= dim;

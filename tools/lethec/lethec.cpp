@@ -728,6 +728,18 @@ int main(int argc, char **argv) {
   if (llvm::sys::fs::is_directory(outputName))
     return fail("cannot write '" + outputName +
                 "': it is a directory; give -o the executable's path");
+  // The profiles too: without --budget they are read only for the
+  // manifest's prediction, once the step is built and lowered.
+  {
+    planning::DeviceProfile profile;
+    std::string profileError;
+    if (!planning::loadDeviceProfile(profileOption, profile, profileError))
+      return fail(profileError);
+    if (!measuredOption.empty())
+      if (auto file = llvm::MemoryBuffer::getFile(measuredOption); !file)
+        return fail("cannot read the measured profile '" + measuredOption +
+                    "': " + file.getError().message());
+  }
   // "none" turns the optimizer (gradients only) or the plan off.
   bool withOptimizer = !optimizerOption.empty() && optimizerOption != "none";
   bool withPlan = !budgetOption.empty() && budgetOption != "none";

@@ -110,7 +110,44 @@ TEST(NpyFileTest, Errors) {
             "needs 8 (truncated)");
   EXPECT_EQ(parse(makeNpy(1, "{'descr': '<f4', 'shape': (2,), }", "")),
             "'e.npy' has a header this reader cannot parse (it needs descr, "
-            "fortran_order and shape)");
+            "fortran_order and shape); write the array with numpy.save");
+  // Each way a header can be malformed: one line naming it.
+  auto header = [&](const std::string &text) {
+    std::string message = parse(makeNpy(1, text, "abcd"));
+    std::string prefix = "'e.npy' has a header this reader cannot parse (";
+    std::string suffix = "); write the array with numpy.save";
+    EXPECT_EQ(message.rfind(prefix, 0), 0u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    if (message.size() < prefix.size() + suffix.size() ||
+        message.compare(message.size() - suffix.size(), suffix.size(),
+                        suffix) != 0)
+      return "(no suffix) " + message;
+    return message.substr(prefix.size(),
+                          message.size() - prefix.size() - suffix.size());
+  };
+  EXPECT_EQ(header("['descr', '<f4']"), "not a dict");
+  EXPECT_EQ(header("{'descr' '<f4'}"), "expected 'key': value");
+  EXPECT_EQ(header("{descr: '<f4'}"), "expected 'key': value");
+  EXPECT_EQ(header("{'fortran_order': maybe, }"),
+            "fortran_order is not True or False");
+  EXPECT_EQ(header("{'shape': [1], }"), "shape is not a tuple");
+  EXPECT_EQ(header("{'shape': (1, x), }"),
+            "a dimension of shape is not an integer");
+  EXPECT_EQ(header("{'shape': (1; 2), }"), "expected ',' or ')' in shape");
+  EXPECT_EQ(header("{'dtype': '<f4', }"), "unknown key 'dtype'");
+  EXPECT_EQ(header("{'descr': '<f4' 'shape': (1,)}"), "expected ',' or '}'");
+  EXPECT_EQ(parse(makeNpy(1,
+                          "{'descr': '<f4', 'fortran_order': False, "
+                          "'shape': (4294967296, 4294967296), }",
+                          "")),
+            "'e.npy' has a shape too large to read (over 2^56 elements); the "
+            "file is corrupt");
+  // A version 2 file whose 4-byte header length is cut short, and one whose
+  // header runs past the end.
+  EXPECT_EQ(parse(std::string("\x93NUMPY\x02\x00\x10\x00", 10)),
+            "'e.npy' is truncated (in its header)");
+  EXPECT_EQ(parse(std::string("\x93NUMPY\x02\x00\x40\x00\x00\x00{", 13)),
+            "'e.npy' is truncated (in its header)");
   EXPECT_NE(parse(makeNpy(1,
                           "{'descr': [('a', '<f4')], 'fortran_order': "
                           "False, 'shape': (), }",

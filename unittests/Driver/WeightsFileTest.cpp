@@ -130,6 +130,36 @@ TEST(WeightsFileTest, ReaderErrors) {
   EXPECT_FALSE(parseWeights(dtype, "f", tensors, error));
   EXPECT_EQ(error, "'f': tensor 'fc.weight' has unknown dtype 'q32'");
 
+  // Tensors whose header is well formed but whose contents are not: the
+  // file written out field by field (tensor "a", f32 [2] unless changed).
+  auto file = [](std::vector<std::string> names, int64_t dim,
+                 uint64_t dataSize) {
+    auto u32 = [](uint32_t value) { return std::string(
+                                        reinterpret_cast<char *>(&value), 4); };
+    auto u64 = [](uint64_t value) { return std::string(
+                                        reinterpret_cast<char *>(&value), 8); };
+    std::string out(kWeightsMagic, sizeof(kWeightsMagic));
+    out += u32(kWeightsVersion) + u32(static_cast<uint32_t>(names.size()));
+    for (const std::string &name : names)
+      out += u32(static_cast<uint32_t>(name.size())) + name + u32(3) + "f32" +
+             u32(1) + u64(static_cast<uint64_t>(dim)) + u64(dataSize) +
+             std::string(dataSize, '\0');
+    return out;
+  };
+  ASSERT_TRUE(parseWeights(file({"a"}, 2, 8), "f", tensors, error)) << error;
+  EXPECT_FALSE(parseWeights(file({""}, 2, 8), "f", tensors, error));
+  EXPECT_EQ(error, "'f': tensor 0 has an empty name");
+  EXPECT_FALSE(parseWeights(file({"a", "a"}, 2, 8), "f", tensors, error));
+  EXPECT_EQ(error, "'f': tensor 'a' appears twice");
+  EXPECT_FALSE(parseWeights(file({"a"}, -2, 0), "f", tensors, error));
+  EXPECT_EQ(error, "'f': tensor 'a' has a negative or too large shape");
+  EXPECT_FALSE(
+      parseWeights(file({"a"}, int64_t(1) << 62, 0), "f", tensors, error));
+  EXPECT_EQ(error, "'f': tensor 'a' has a negative or too large shape");
+  EXPECT_FALSE(parseWeights(file({"a"}, 2, 4), "f", tensors, error));
+  EXPECT_EQ(error, "'f': tensor 'a' has 4 bytes of data, but its shape and "
+                   "dtype need 8");
+
   EXPECT_FALSE(readWeightsFile("/nonexistent/x.weights", tensors, error));
   EXPECT_EQ(error,
             "cannot read '/nonexistent/x.weights': No such file or directory");
