@@ -249,16 +249,21 @@ int main(int argc, char **argv) {
   for (auto candidate : module->getOps<func::FuncOp>())
     if (!candidate.isExternal())
       candidates.push_back(candidate);
+  std::string names;
+  for (func::FuncOp candidate : candidates)
+    names += (names.empty() ? "@" : ", @") + candidate.getName().str();
+  std::string choices =
+      names.empty() ? "it has none with a body" : "its functions are " + names;
   if (!entryName.empty()) {
     function = module->lookupSymbol<func::FuncOp>(entryName);
-    if (!function) {
-      std::string names;
-      for (func::FuncOp candidate : candidates)
-        names += (names.empty() ? "@" : ", @") + candidate.getName().str();
-      return fail("no function @" + entryName + " in '" + inputFile + "'" +
-                  (names.empty() ? "; it has none with a body"
-                                 : "; its functions are " + names));
-    }
+    if (!function)
+      return fail("no function @" + entryName + " in '" + inputFile + "'; " +
+                  choices);
+    if (function.isExternal())
+      return fail("@" + entryName + " in '" + inputFile +
+                  "' is a declaration, with no body to run; " + choices);
+  } else if (candidates.empty()) {
+    return fail("'" + inputFile + "' has no function with a body to run");
   } else if (candidates.size() == 1) {
     function = candidates.front();
   } else {
