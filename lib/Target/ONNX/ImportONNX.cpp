@@ -332,9 +332,12 @@ FailureOr<RankedTensorType>
 Importer::convertInputType(const onnx::ValueInfoProto &info) {
   const std::string &name = info.name();
   if (!info.type().has_tensor_type())
-    return emitError() << "input '" << name
-                       << "' is not a tensor (sequences, maps and optionals "
-                          "are not supported)";
+    return emitError() << "input '" << name << "' "
+                       << (info.has_type() ? "is not a tensor"
+                                           : "has no type")
+                       << ": Lethe takes tensor inputs only (no sequences, "
+                          "maps or optionals); export the model with tensor "
+                          "inputs";
   const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
   Type elementType = getElementTypeOfONNX(tensorType.elem_type(), context);
   if (!elementType)
@@ -948,7 +951,12 @@ void mlir::lethe::registerImportONNXTranslation() {
         for (const std::string &shape : inputShapes) {
           std::string message = parseInputShape(shape, options);
           if (!message.empty()) {
-            mlir::emitError(UnknownLoc::get(context)) << message;
+            // At the model, as the importer's own errors are.
+            StringRef model =
+                sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+                    ->getBufferIdentifier();
+            mlir::emitError(FileLineColLoc::get(context, model, 0, 0))
+                << message;
             return nullptr;
           }
         }

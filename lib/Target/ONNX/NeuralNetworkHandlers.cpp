@@ -247,8 +247,8 @@ LogicalResult importBatchNormalization(NodeImporter &node) {
   if (failed(inputs))
     return failure();
   if (node.opset < 9 && node.getInt("spatial", 1) == 0)
-    return node.unsupported("spatial = 0 (per-activation statistics) is not "
-                            "supported");
+    return node.unsupported("Lethe normalizes per channel, not with "
+                            "spatial = 0 (per-activation statistics)");
   Builder &builder = node.builder;
   NamedAttribute epsilon = builder.getNamedAttr(
       "epsilon", builder.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)));

@@ -187,9 +187,8 @@ LogicalResult importCast(NodeImporter &node) {
   int64_t to = node.getInt("to", 0);
   Type elementType = getElementTypeOfONNX(to, node.builder.getContext());
   if (!elementType)
-    return node.unsupported("casting to data type " +
-                            getONNXDataTypeName(to).str() +
-                            " is not supported");
+    return node.unsupported("Lethe has no data type " +
+                            getONNXDataTypeName(to).str() + " to cast to");
   auto op = CastOp::create(node.builder, node.loc, *input,
                            TypeAttr::get(elementType));
   return node.setOutputs(op->getResults());
@@ -291,8 +290,8 @@ LogicalResult importConstant(NodeImporter &node) {
         ArrayRef<int64_t>(ints));
   } else {
     return node.unsupported(
-        "only the value, value_float(s) and value_int(s) attributes are "
-        "supported");
+        "Lethe reads only its value, value_float(s) and value_int(s) "
+        "attributes");
   }
   node.setConstantOutput(0, value);
   return success();

@@ -267,8 +267,10 @@ LogicalResult importGradient(NodeImporter &node) {
               "floating-point)";
   if (node.node.output_size() > xs->strings_size())
     return node.emitError()
-           << "has " << node.node.output_size() << " outputs, but xs names "
-           << xs->strings_size() << " tensors";
+           << "has " << node.node.output_size()
+           << " outputs, but xs names only " << xs->strings_size()
+           << (xs->strings_size() == 1 ? " tensor" : " tensors")
+           << ": give one output per tensor of xs";
   // The sweep's diagnostic (an op without a gradient rule) becomes the
   // node's.
   std::string message;
