@@ -47,20 +47,44 @@ constexpr int maxBroadcastRank = 12;
 /// alike (a slice adds the offset of its first element).
 template <int Operands> struct BroadcastMap {
   int32_t rank = 0;
+  /// Whether every output index fits in 32 bits (the output has at most
+  /// 2^32 elements): its divisions can then be 32-bit ones, which a GPU
+  /// does in a fraction of the instructions of a 64-bit division.
+  bool narrow = false;
   int64_t shape[maxBroadcastRank] = {};
   int64_t strides[Operands][maxBroadcastRank] = {};
 
-  /// The element offset of each input at output element `linear`.
+  /// The element offset of each input at output element `linear` (in [0,
+  /// the output's element count)).
   LETHE_HOST_DEVICE void offsetsAt(int64_t linear,
                                    int64_t (&offsets)[Operands]) const {
+    if (narrow)
+      walk(static_cast<uint32_t>(linear), offsets);
+    else
+      walk(linear, offsets);
+  }
+
+private:
+  /// Splits `linear` into the dims' indices, innermost first, in Index
+  /// arithmetic. The outermost dim takes what is left without a division:
+  /// `linear` is below the element count, so that is its index already (a
+  /// map of one dim, the most common, divides nothing).
+  template <typename Index>
+  LETHE_HOST_DEVICE void walk(Index linear,
+                              int64_t (&offsets)[Operands]) const {
     for (int k = 0; k < Operands; ++k)
       offsets[k] = 0;
-    for (int32_t dim = rank; dim-- > 0;) {
-      int64_t index = linear % shape[dim];
-      linear /= shape[dim];
+    if (rank == 0)
+      return;
+    for (int32_t dim = rank - 1; dim > 0; --dim) {
+      Index extent = static_cast<Index>(shape[dim]);
+      Index index = linear % extent;
+      linear /= extent;
       for (int k = 0; k < Operands; ++k)
-        offsets[k] += index * strides[k][dim];
+        offsets[k] += static_cast<int64_t>(index) * strides[k][dim];
     }
+    for (int k = 0; k < Operands; ++k)
+      offsets[k] += static_cast<int64_t>(linear) * strides[k][0];
   }
 };
 
@@ -91,6 +115,12 @@ bool makeBroadcastMap(const std::vector<int64_t> &shape,
     for (int k = 0; k < Operands; ++k)
       map.strides[k][map.rank] = strides[k][dim];
     ++map.rank;
+  }
+  uint64_t elements = 1;
+  map.narrow = true;
+  for (int32_t dim = 0; dim < map.rank && map.narrow; ++dim) {
+    elements *= static_cast<uint64_t>(map.shape[dim]);
+    map.narrow = elements <= (uint64_t(1) << 32);
   }
   return true;
 }

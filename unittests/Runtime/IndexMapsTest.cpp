@@ -81,6 +81,78 @@ TEST_F(IndexMapsTest, ExpandMatchesTheCpuBackend) {
   }
 }
 
+/// The offsets of output element `linear` of `shape` read through
+/// `strides` (per operand), by the definition: row-major indices in 64 bits.
+template <int Operands>
+std::vector<int64_t>
+offsetsByDefinition(const std::vector<int64_t> &shape,
+                    const std::vector<std::vector<int64_t>> &strides,
+                    int64_t linear) {
+  std::vector<int64_t> offsets(Operands, 0);
+  for (size_t dim = shape.size(); dim-- > 0;) {
+    int64_t index = linear % shape[dim];
+    linear /= shape[dim];
+    for (int k = 0; k < Operands; ++k)
+      offsets[k] += index * strides[k][dim];
+  }
+  return offsets;
+}
+
+/// Checks `map` (built over `shape` and `strides`) against the definition
+/// at `linear`.
+template <int Operands>
+void expectOffsets(const BroadcastMap<Operands> &map,
+                   const std::vector<int64_t> &shape,
+                   const std::vector<std::vector<int64_t>> &strides,
+                   int64_t linear) {
+  int64_t got[Operands];
+  map.offsetsAt(linear, got);
+  EXPECT_EQ(std::vector<int64_t>(got, got + Operands),
+            offsetsByDefinition<Operands>(shape, strides, linear))
+      << "element " << linear << " of " << text(shape);
+}
+
+TEST_F(IndexMapsTest, NarrowAndWideMapsFollowTheDefinition) {
+  // Up to 2^32 elements the map divides in 32 bits: every element of a
+  // small broadcast, then the ends of one of exactly 2^32 elements.
+  std::vector<int64_t> small{5, 7, 11};
+  std::vector<std::vector<int64_t>> smallStrides{{77, 0, 1}, {0, 11, 1}};
+  BroadcastMap<2> map;
+  ASSERT_TRUE(makeBroadcastMap(small, smallStrides, map));
+  EXPECT_TRUE(map.narrow);
+  for (int64_t i = 0; i < 5 * 7 * 11; ++i)
+    expectOffsets(map, small, smallStrides, i);
+
+  std::vector<int64_t> edge{1 << 16, 3, 1 << 16};
+  edge[1] = 1; // dropped: 2^32 elements in two dims
+  std::vector<std::vector<int64_t>> edgeStrides{{1, 0, 1 << 16}, {0, 0, 1}};
+  ASSERT_TRUE(makeBroadcastMap(edge, edgeStrides, map));
+  EXPECT_TRUE(map.narrow);
+  EXPECT_EQ(map.rank, 2);
+  for (int64_t i : {int64_t(0), int64_t(65535), int64_t(65536),
+                    (int64_t(1) << 32) - 65537, (int64_t(1) << 32) - 1})
+    expectOffsets(map, edge, edgeStrides, i);
+
+  // Past 2^32 it divides in 64 bits, and the indices past 2^32 are right.
+  std::vector<int64_t> wide{3, 1 << 20, 1 << 13};
+  std::vector<std::vector<int64_t>> wideStrides{{int64_t(1) << 33, 1, 1 << 20},
+                                                {0, 1 << 13, 1}};
+  ASSERT_TRUE(makeBroadcastMap(wide, wideStrides, map));
+  EXPECT_FALSE(map.narrow);
+  for (int64_t i :
+       {int64_t(0), int64_t(1) << 32, (int64_t(1) << 32) + 12345,
+        (int64_t(3) << 33) - 1, (int64_t(5) << 31) + (int64_t(1) << 20) + 7})
+    expectOffsets(map, wide, wideStrides, i);
+
+  // A contiguous copy merges into one dim: its index is the offset.
+  std::vector<int64_t> flat{4, 6};
+  std::vector<std::vector<int64_t>> flatStrides{{6, 1}, {6, 1}};
+  ASSERT_TRUE(makeBroadcastMap(flat, flatStrides, map));
+  EXPECT_EQ(map.rank, 1);
+  for (int64_t i = 0; i < 24; ++i)
+    expectOffsets(map, flat, flatStrides, i);
+}
+
 TEST_F(IndexMapsTest, TransposeMatchesTheCpuBackend) {
   const std::vector<std::vector<int64_t>> shapes{
       {2, 3, 4}, {1, 3, 1, 2}, {}, {5}, {2, 0, 3}, {3, 1, 2, 2, 2}};
