@@ -8,7 +8,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -149,11 +148,9 @@ std::string lethe::readTensorBytes(const onnx::TensorProto &tensor,
     if (dim < 0)
       return "it has a negative dimension " + std::to_string(dim) +
              "; the file is corrupt, export the model again";
+    // In order, as the tensor type's element count is taken: dims that
+    // overflow before a 0 are refused too.
     overflow |= llvm::MulOverflow(count, dim, count);
-  }
-  if (llvm::is_contained(tensor.dims(), 0)) {
-    count = 0; // whatever the other dims
-    overflow = false;
   }
   if (overflow || llvm::MulOverflow(count, elementSize, byteCount))
     return "its dims (" + formatDims(tensor) +

@@ -149,6 +149,15 @@ shareViews(const std::vector<planning::ArenaBuffer> &buffers,
         holdsResult[state] || holdsArgument[next] ||
         lastStep[state] > buffers[indexOf.lookup(result)].firstStep)
       continue;
+    // The op must read those bytes through the replaced operand alone (not
+    // also as, say, batch norm's bias, or through a view): the runtime lets
+    // an output be an input, but not overlap another.
+    auto readsState = [&](Value operand) {
+      auto found = indexOf.find(operand);
+      return found != indexOf.end() && find(found->second) == state;
+    };
+    if (llvm::count_if(op->getOperands(), readsState) != 1)
+      continue;
     join(state, next);
   }
   SharedBuffers shared;

@@ -45,3 +45,15 @@ func.func @running_statistics(%x: tensor<2x4x3x3xf32> {lethe.name = "x"}, %scale
   %y, %mean1, %var1, %saved, %inv = lethe.batch_norm_train %x, %scale, %bias, %mean, %var : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return %y, %mean1, %var1 : tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// Not in place when the op also reads the old statistics through another
+// operand (here as the bias): the runtime lets an output be an input, not
+// overlap another.
+// CHECK-LABEL: func.func @statistics_read_twice
+// CHECK-SAME: %arg2: tensor<4xf32> {lethe.name = "mean", lethe.offset = [[TWICE:[0-9]+]] : i64}
+// CHECK-NOT: lethe.offsets = array<i64: {{[0-9]+}}, [[TWICE]],
+// CHECK: return
+func.func @statistics_read_twice(%x: tensor<2x4x3x3xf32> {lethe.name = "x"}, %scale: tensor<4xf32> {lethe.name = "scale"}, %mean: tensor<4xf32> {lethe.name = "mean"}, %var: tensor<4xf32> {lethe.name = "var"}) -> (tensor<2x4x3x3xf32> {lethe.name = "y"}, tensor<4xf32> {lethe.name = "mean", lethe.updates = 2 : i64}) {
+  %y, %mean1, %var1, %saved, %inv = lethe.batch_norm_train %x, %scale, %mean, %mean, %var : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y, %mean1 : tensor<2x4x3x3xf32>, tensor<4xf32>
+}

@@ -45,6 +45,8 @@ def corrupt_weight_model(kind, path):
     weight.data_type = TensorProto.FLOAT
     if kind == "overflow-dims":
         weight.dims.extend([1 << 62, 4])
+    elif kind == "overflow-then-zero":
+        weight.dims.extend([1 << 62, 4, 0])
     elif kind == "huge-dims":
         weight.dims.extend([10**15])
         weight.float_data.append(0.5)
@@ -74,7 +76,7 @@ def corrupt_weight_model(kind, path):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
 
 
-CORRUPT_WEIGHTS = ["overflow-dims", "huge-dims", "negative-dim", "few-values", "raw-size",
+CORRUPT_WEIGHTS = ["overflow-dims", "overflow-then-zero", "huge-dims", "negative-dim", "few-values", "raw-size",
                    "no-location", "short-external"]
 
 
