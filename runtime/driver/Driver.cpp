@@ -214,9 +214,9 @@ struct DataInput {
 };
 
 /// Checks that each element of `data`, the values of label argument `index`
-/// read from `path`, names a class (is in [0, integerBound)) or is the
-/// loss's ignore_index: the loss would reject any other, but only once the
-/// steps have begun.
+/// read from `path`, names a class (is in [0, integer_bound), or >= 0 where
+/// the manifest gives no bound) or is the loss's ignore_index: the loss
+/// would reject any other, but only once the steps have begun.
 std::optional<Failure> checkLabels(const std::string &data,
                                    const std::string &path,
                                    const ManifestArgument &argument,
@@ -233,11 +233,14 @@ std::optional<Failure> checkLabels(const std::string &data,
     } else {
       std::memcpy(&value, data.data() + element * size, size);
     }
-    if ((value >= 0 && value < argument.integerBound) ||
+    if ((value >= 0 &&
+         (!argument.hasIntegerBound || value < argument.integerBound)) ||
         value == argument.ignoreIndex)
       continue;
     std::string allowed =
-        "[0, " + std::to_string(argument.integerBound) + ")" +
+        (argument.hasIntegerBound
+             ? "[0, " + std::to_string(argument.integerBound) + ")"
+             : std::string("[0, the class count)")) +
         (argument.ignoreIndex
              ? " or the ignore_index " + std::to_string(*argument.ignoreIndex)
              : std::string());

@@ -234,8 +234,10 @@ void parse(const json &document, Manifest &manifest) {
     else
       throw ManifestError(where + ".kind '" + kind +
                           "' is not data, label, parameter, state or step");
-    if (object.contains("integer_bound"))
+    if (object.contains("integer_bound")) {
       argument.integerBound = getInteger(object, "integer_bound", where, 1);
+      argument.hasIntegerBound = true;
+    }
     if (object.contains("ignore_index"))
       argument.ignoreIndex = getInteger(object, "ignore_index", where,
                                         std::numeric_limits<int64_t>::min());

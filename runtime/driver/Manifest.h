@@ -51,6 +51,9 @@ struct ManifestArgument : ArenaTensor {
   /// The bound random integers are drawn below (the class count of a
   /// label; 10, as lethe-run's default, when the manifest gives none).
   int64_t integerBound = 10;
+  /// Whether the manifest gives integer_bound (else labels are checked
+  /// against no class count of their own).
+  bool hasIntegerBound = false;
   /// A label's value that names no class (the loss's ignore_index), if any.
   std::optional<int64_t> ignoreIndex;
 };

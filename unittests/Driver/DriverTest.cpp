@@ -592,6 +592,22 @@ TEST(DriverInProcessTest, LabelsMayHoldTheIgnoreIndex) {
                             "/c.npy' element 1 is -5, but label argument 2 "
                             "('c') takes class indices in [0, 3) or the "
                             "ignore_index -100\n");
+  // Without an integer_bound only negative labels are refused.
+  manifest["arguments"][2].erase("integer_bound");
+  c[1] = 7;
+  writeText(data + "/c.npy",
+            serializeNpy(LETHE_RT_I32, {kBatch}, bytesOf(c, sizeof(c))));
+  result = runInProcess(manifest.dump(), arguments);
+  EXPECT_EQ(result.exitCode, 0) << result.err;
+  c[1] = -7;
+  writeText(data + "/c.npy",
+            serializeNpy(LETHE_RT_I32, {kBatch}, bytesOf(c, sizeof(c))));
+  result = runInProcess(manifest.dump(), arguments);
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_EQ(result.err, "prog: error: '" + data +
+                            "/c.npy' element 1 is -7, but label argument 2 "
+                            "('c') takes class indices in [0, the class "
+                            "count) or the ignore_index -100\n");
 }
 
 } // namespace
