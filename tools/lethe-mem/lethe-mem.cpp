@@ -22,6 +22,7 @@
 #include "lethe/Dialect/Lethe/Transforms/PlanningProblem.h"
 #include "lethe/InitAllDialects.h"
 #include "lethe/Planning/Timeline.h"
+#include "lethe/Tools/CommandLine.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -86,9 +87,9 @@ cl::opt<std::string>
                 cl::desc("The planning problem a plan file was made for"),
                 cl::value_desc("file"), cl::cat(memCategory));
 
-/// Prints "lethe-mem: MESSAGE" and returns the failure exit code.
+/// Prints "lethe-mem: error: MESSAGE" and returns the failure exit code.
 int fail(const llvm::Twine &message) {
-  llvm::errs() << "lethe-mem: " << message << "\n";
+  llvm::errs() << "lethe-mem: error: " << message << "\n";
   return 1;
 }
 
@@ -296,9 +297,11 @@ std::string renderHtml(StringRef timeline, StringRef measured) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(memCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "Lethe memory inspector: where a training step's device memory goes\n");
+  if (!::lethe::tools::parseCommandLine(
+          argc, argv,
+          "Lethe memory inspector: where a training step's device memory "
+          "goes\n"))
+    return 1;
 
   static const char *const kFormats[] = {"summary", "table", "json", "chrome",
                                          "html"};

@@ -44,6 +44,7 @@
 #include "lethe/Dialect/Lethe/Transforms/Attributes.h"
 #include "lethe/InitAllDialects.h"
 #include "lethe/Target/ONNX/TensorProtoIO.h"
+#include "lethe/Tools/CommandLine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -109,9 +110,9 @@ static cl::opt<bool> freshInputs(
              "step (default: the same inputs at every step)"),
     cl::cat(runCategory));
 
-/// Prints "lethe-run: <message>" and returns the failure exit code.
+/// Prints "lethe-run: error: <message>" and returns the failure exit code.
 static int fail(const llvm::Twine &message) {
-  llvm::errs() << "lethe-run: " << message << "\n";
+  llvm::errs() << "lethe-run: error: " << message << "\n";
   return 1;
 }
 
@@ -214,7 +215,9 @@ static HostTensor randomTensor(RankedTensorType type, std::mt19937_64 &rng,
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(runCategory);
-  cl::ParseCommandLineOptions(argc, argv, "Lethe reference interpreter\n");
+  if (!::lethe::tools::parseCommandLine(argc, argv,
+                                        "Lethe reference interpreter\n"))
+    return 1;
   // A negative (or NaN) tolerance fails every comparison, and a negative
   // seed read as "no --random-inputs": both are mistakes to say.
   if (!(relativeTolerance >= 0) || !(absoluteTolerance >= 0))
@@ -398,8 +401,8 @@ int main(int argc, char **argv) {
       return fail(errorMessage);
     expectedOutputs.push_back(std::move(*expected));
   }
-  // The dumps are written all or none (a directory made for them is removed
-  // again when one cannot be written).
+  // The dumps are written all or none (the directories made for them are
+  // removed again when one cannot be written).
   if (!dumpOutputs.empty()) {
     std::vector<std::pair<std::string, std::string>> files;
     for (auto [index, result] : llvm::enumerate(results)) {
@@ -407,11 +410,16 @@ int main(int argc, char **argv) {
       llvm::sys::path::append(path, "output_" + std::to_string(index) + ".pb");
       files.emplace_back(path.str().str(), serializeTensor(result));
     }
-    bool existed = llvm::sys::fs::exists(dumpOutputs.getValue());
+    // The directories about to be made, deepest first.
+    std::vector<std::string> made;
+    for (StringRef directory = dumpOutputs.getValue();
+         !directory.empty() && !llvm::sys::fs::exists(directory);
+         directory = llvm::sys::path::parent_path(directory))
+      made.push_back(directory.str());
     llvm::sys::fs::create_directories(dumpOutputs.getValue());
     if (!::lethe::driver::writeFilesAtomically(files, errorMessage)) {
-      if (!existed)
-        llvm::sys::fs::remove(dumpOutputs.getValue());
+      for (const std::string &directory : made)
+        llvm::sys::fs::remove(directory);
       return fail(errorMessage);
     }
   }

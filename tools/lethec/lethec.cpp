@@ -54,6 +54,7 @@
 #include "lethe/Planning/Strategies.h"
 #include "lethe/Planning/Timeline.h"
 #include "lethe/Target/ONNX/ImportONNX.h"
+#include "lethe/Tools/CommandLine.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -688,10 +689,11 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   registerAllPasses();
   cl::HideUnrelatedOptions(lethecCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "lethec: compile a model into a training executable that fits a "
-      "memory budget\n");
+  if (!::lethe::tools::parseCommandLine(
+          argc, argv,
+          "lethec: compile a model into a training executable that fits a "
+          "memory budget\n"))
+    return 1;
   auto start = std::chrono::steady_clock::now();
 
   if (inputPath.empty())
