@@ -112,6 +112,13 @@ def training_model(variant="sgd"):
         helper.make_node("Sub", ["b", "sb"], ["b_new"]),
         helper.make_node("Add", ["t", "one"], ["t_new"]),
     ]
+    if variant == "redefined":
+        # Nodes that compute a tensor named like the initializer t, which
+        # update_binding updates, before anything reads t.
+        nodes[-1:-1] = [
+            helper.make_node("Cast", ["label"], ["label_int"], to=TensorProto.INT64),
+            helper.make_node("ReduceSum", ["label_int"], ["t"], keepdims=0),
+        ]
     outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
                for name, shape in [("loss", ()), ("w_new", (3, 2)), ("b_new", (2,))]]
     outputs.append(helper.make_tensor_value_info("t_new", TensorProto.INT64, ()))
