@@ -119,6 +119,9 @@ private:
   /// Fails with the "not supported" diagnostic of the first node whose
   /// domain or op type the importer does not handle.
   LogicalResult checkSupported(const onnx::GraphProto &graph);
+  /// Fails naming the first node output that is also an initializer, a
+  /// graph input or another node's output (ONNX names each value once).
+  LogicalResult checkNamedOnce(const onnx::GraphProto &graph);
   /// The version of the node's domain that the model imports.
   int64_t opsetOf(const onnx::NodeProto &node) const;
   /// Records the initializers that are state rather than trainable
@@ -333,8 +336,7 @@ Importer::convertInputType(const onnx::ValueInfoProto &info) {
   const std::string &name = info.name();
   if (!info.type().has_tensor_type())
     return emitError() << "input '" << name << "' "
-                       << (info.has_type() ? "is not a tensor"
-                                           : "has no type")
+                       << (info.has_type() ? "is not a tensor" : "has no type")
                        << ": Lethe takes tensor inputs only (no sequences, "
                           "maps or optionals); export the model with tensor "
                           "inputs";
@@ -501,9 +503,32 @@ LogicalResult Importer::checkSupported(const onnx::GraphProto &graph) {
   return success();
 }
 
+LogicalResult Importer::checkNamedOnce(const onnx::GraphProto &graph) {
+  llvm::StringMap<const char *> definedBy;
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    definedBy.try_emplace(tensor.name(), "an initializer");
+  for (const onnx::ValueInfoProto &input : graph.input())
+    definedBy.try_emplace(input.name(), "a graph input");
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &output : node.output()) {
+      if (output.empty())
+        continue;
+      auto [found, inserted] = definedBy.try_emplace(output, "another node");
+      if (!inserted)
+        return NodeImporter(*this, node, builder, function.getLoc(),
+                            opsetOf(node))
+                   .emitError()
+               << "its output '" << output << "' is also " << found->second
+               << "'s; ONNX names every value once, so the model is "
+                  "malformed: export it again";
+    }
+  }
+  return success();
+}
+
 LogicalResult Importer::importGraph(const onnx::GraphProto &graph) {
   // Report an op Lethe cannot import before anything else about the model.
-  if (failed(checkSupported(graph)))
+  if (failed(checkSupported(graph)) || failed(checkNamedOnce(graph)))
     return failure();
   findNonTrainable(graph);
   for (const onnx::NodeProto &node : graph.node())

@@ -113,8 +113,8 @@ def training_model(variant="sgd"):
         helper.make_node("Add", ["t", "one"], ["t_new"]),
     ]
     if variant == "redefined":
-        # Nodes that compute a tensor named like the initializer t, which
-        # update_binding updates, before anything reads t.
+        # Nodes that compute a tensor named like the initializer t (which
+        # update_binding updates) before anything reads t: not SSA.
         nodes[-1:-1] = [
             helper.make_node("Cast", ["label"], ["label_int"], to=TensorProto.INT64),
             helper.make_node("ReduceSum", ["label_int"], ["t"], keepdims=0),
