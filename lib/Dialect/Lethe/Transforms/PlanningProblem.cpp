@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <map>
@@ -107,6 +108,20 @@ mlir::lethe::extractPlanningProblem(func::FuncOp function,
   auto addValue = [&](Value value, int producer,
                       planning::ValueKind kind) -> FailureOr<int> {
     auto type = dyn_cast<RankedTensorType>(value.getType());
+    // A tensor of more than 2^56 elements (a model's absurd dims) would
+    // overflow the sizes and their sums; the executables' driver reads no
+    // larger one either.
+    if (type && type.hasStaticShape()) {
+      int64_t elements = 1;
+      bool overflow = false;
+      for (int64_t dim : type.getShape())
+        overflow |= llvm::MulOverflow(elements, dim, elements);
+      if (overflow || elements > (int64_t(1) << 56))
+        return emitError(value.getLoc(), "the memory planner cannot hold a ")
+               << type
+               << ": it has more than 2^56 elements; give the model "
+                  "smaller shapes";
+    }
     std::optional<int64_t> bytes;
     if (type)
       bytes = getSizeInBytes(type);
