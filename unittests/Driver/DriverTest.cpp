@@ -575,17 +575,18 @@ TEST(DriverInProcessTest, LabelsMayHoldTheIgnoreIndex) {
                                           bytesOf(x, 4 * kXSize)));
   writeText(data + "/y.npy", serializeNpy(LETHE_RT_F32, {kBatch, kOutputs},
                                           bytesOf(y, 4 * kYSize)));
-  int32_t c[kBatch] = {0, -100, 2, 1};
-  writeText(data + "/c.npy",
-            serializeNpy(LETHE_RT_I32, {kBatch}, bytesOf(c, sizeof(c))));
   std::vector<const char *> arguments = {"--random-weights", "1", "--data",
                                          data.c_str()};
-  RunResult result = runInProcess(manifest.dump(), arguments);
+  // Runs with c = {0, label, 2, 1}.
+  auto runWithLabel = [&](int32_t label) {
+    int32_t c[kBatch] = {0, label, 2, 1};
+    writeText(data + "/c.npy",
+              serializeNpy(LETHE_RT_I32, {kBatch}, bytesOf(c, sizeof(c))));
+    return runInProcess(manifest.dump(), arguments);
+  };
+  RunResult result = runWithLabel(-100);
   EXPECT_EQ(result.exitCode, 0) << result.err;
-  c[1] = -5;
-  writeText(data + "/c.npy",
-            serializeNpy(LETHE_RT_I32, {kBatch}, bytesOf(c, sizeof(c))));
-  result = runInProcess(manifest.dump(), arguments);
+  result = runWithLabel(-5);
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_EQ(result.out, "");
   EXPECT_EQ(result.err, "prog: error: '" + data +
@@ -594,15 +595,9 @@ TEST(DriverInProcessTest, LabelsMayHoldTheIgnoreIndex) {
                             "ignore_index -100\n");
   // Without an integer_bound only negative labels are refused.
   manifest["arguments"][2].erase("integer_bound");
-  c[1] = 7;
-  writeText(data + "/c.npy",
-            serializeNpy(LETHE_RT_I32, {kBatch}, bytesOf(c, sizeof(c))));
-  result = runInProcess(manifest.dump(), arguments);
+  result = runWithLabel(7);
   EXPECT_EQ(result.exitCode, 0) << result.err;
-  c[1] = -7;
-  writeText(data + "/c.npy",
-            serializeNpy(LETHE_RT_I32, {kBatch}, bytesOf(c, sizeof(c))));
-  result = runInProcess(manifest.dump(), arguments);
+  result = runWithLabel(-7);
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_EQ(result.err, "prog: error: '" + data +
                             "/c.npy' element 1 is -7, but label argument 2 "
