@@ -10,8 +10,13 @@
 
 using namespace mlir;
 
-FailureOr<func::FuncOp>
-lethe::findModelFunction(ModuleOp module, StringRef name, StringRef passName) {
+/// The function named `name` if it is given, else the first of `defaults`
+/// that the module defines, else its only function with a body; `what` is
+/// the kind of function the error asks to name.
+static FailureOr<func::FuncOp> findFunction(ModuleOp module, StringRef name,
+                                            ArrayRef<StringRef> defaults,
+                                            StringRef passName,
+                                            StringRef what) {
   if (!name.empty()) {
     auto named = module.lookupSymbol<func::FuncOp>(name);
     if (!named || named.isExternal())
@@ -19,19 +24,35 @@ lethe::findModelFunction(ModuleOp module, StringRef name, StringRef passName) {
              << ": the module has no function @" << name << " with a body";
     return named;
   }
-  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
-    if (!main.isExternal())
-      return main;
+  for (StringRef candidate : defaults)
+    if (auto found = module.lookupSymbol<func::FuncOp>(candidate))
+      if (!found.isExternal())
+        return found;
   SmallVector<func::FuncOp> defined;
   for (auto candidate : module.getOps<func::FuncOp>())
     if (!candidate.isExternal())
       defined.push_back(candidate);
-  if (defined.size() != 1)
-    return emitError(module.getLoc(), passName)
-           << ": the module has " << defined.size()
-           << " functions with a body and none is @main; name the model "
-              "function with function=NAME";
+  if (defined.size() != 1) {
+    InFlightDiagnostic diagnostic = emitError(module.getLoc(), passName);
+    diagnostic << ": the module has " << defined.size()
+               << " functions with a body and none is ";
+    for (auto [index, candidate] : llvm::enumerate(defaults))
+      diagnostic << (index == 0 ? "@" : " or @") << candidate;
+    diagnostic << "; name the " << what << " with function=NAME";
+    return diagnostic;
+  }
   return defined.front();
+}
+
+FailureOr<func::FuncOp>
+lethe::findModelFunction(ModuleOp module, StringRef name, StringRef passName) {
+  return findFunction(module, name, {"main"}, passName, "model function");
+}
+
+FailureOr<func::FuncOp>
+lethe::findTrainingStep(ModuleOp module, StringRef name, StringRef passName) {
+  return findFunction(module, name, {"train_step", "main"}, passName,
+                      "training step");
 }
 
 std::optional<unsigned> lethe::findStepArgument(func::FuncOp func) {

@@ -26,6 +26,15 @@ namespace mlir::lethe {
 FailureOr<func::FuncOp> findModelFunction(ModuleOp module, StringRef name,
                                           StringRef passName);
 
+/// The training step a pass plans or lays out: the function named `name` if
+/// it is given, else @train_step (the step --lethe-autodiff makes, and the
+/// training graph of an imported ONNX model, which keeps its inference graph
+/// as @main beside it), else @main, else the module's only function with a
+/// body. Emits an error prefixed with `passName` and fails when there is
+/// none.
+FailureOr<func::FuncOp> findTrainingStep(ModuleOp module, StringRef name,
+                                         StringRef passName);
+
 /// The argument of `func` marked `lethe.step`, added (a tensor<i64> named
 /// "step", appended to the arguments) when there is none.
 BlockArgument getOrAddStepArgument(func::FuncOp func);

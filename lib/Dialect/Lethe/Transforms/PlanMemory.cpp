@@ -76,7 +76,7 @@ struct PlanMemoryPass
 
   void runOnOperation() override {
     FailureOr<func::FuncOp> found =
-        findModelFunction(getOperation(), function, "lethe-plan-memory");
+        findTrainingStep(getOperation(), function, "lethe-plan-memory");
     if (failed(found))
       return signalPassFailure();
     func::FuncOp func = *found;

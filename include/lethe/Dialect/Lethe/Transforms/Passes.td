@@ -232,8 +232,8 @@ def PlanMemoryPass : Pass<"lethe-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Choose what to keep, recompute or offload so that the "
                 "training step fits a memory budget";
   let description = [{
-    Plans the training step (`function`, by default @main or the module's
-    only function) for a device memory budget: `budget` in bytes with an
+    Plans the training step (`function`, by default @train_step, else @main,
+    else the module's only function) for a device memory budget: `budget` in bytes with an
     optional unit (`6GiB`, `512MiB`, `100KiB`, `2GB`, `1000000`) or as a
     fraction of the unplanned peak (`0.5`; a fraction has a decimal point).
     The budget counts everything resident on the device: parameters,
@@ -273,7 +273,8 @@ def PlanMemoryPass : Pass<"lethe-plan-memory", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"",
-           "The training-step function (default: main, or the only function)">,
+           "The training-step function (default: train_step, else main, or "
+           "the only function)">,
     Option<"budget", "budget", "std::string", /*default=*/"",
            "Device memory budget: bytes with an optional unit (6GiB), or a "
            "fraction of the unplanned peak (0.5)">,
