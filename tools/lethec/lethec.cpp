@@ -189,7 +189,7 @@ const Target *findTarget(StringRef name, std::string &error) {
   if (name == "cuda")
     error = "--target cuda: this lethec was built without the CUDA backend; "
             "configure Lethe with -DLETHE_ENABLE_CUDA=ON (it needs the CUDA "
-            "toolkit and nvcc) and rebuild";
+            "toolkit, nvcc and cuDNN 9) and rebuild";
   else
     error =
         "unknown --target '" + name.str() + "' (the targets are cpu and cuda)";
@@ -813,7 +813,7 @@ int main(int argc, char **argv) {
     }
     if (failed(passes.run(*module)))
       return 1;
-  } else if (!lossOption.empty() || !optimizerOption.empty()) {
+  } else if (!lossOption.empty() || withOptimizer) {
     return fail("'" + inputPath +
                 "' already is a training step (it has a lethe.loss result); "
                 "drop --loss and --optimizer");
