@@ -7,9 +7,9 @@
 // Convolution, pooling, normalization, softmax, dropout and losses. ONNX's
 // implicit choices are made explicit here: auto_pad becomes pads, a missing
 // kernel_shape comes from the weight, ConvTranspose's output_shape becomes
-// pads, opset 11-12 Softmax (which flattens to 2-D) becomes reshapes around a
-// one-axis softmax, and a Dropout without a seed gets one derived from its
-// name.
+// pads, a Softmax before opset 13 (which flattens to 2-D) becomes reshapes
+// around a one-axis softmax, and a Dropout without a seed gets one derived
+// from its name.
 //
 //===----------------------------------------------------------------------===//
 
