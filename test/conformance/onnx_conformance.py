@@ -216,6 +216,21 @@ def main():
     if not os.path.isdir(args.data):
         sys.exit(f"onnx_conformance.py: no ONNX test data at {args.data} "
                  "(install Debian's libonnx-testdata)")
+    if not args.update:
+        # Without the list nothing could regress, and the run would pass
+        # whatever happened: that is an error, not a pass.
+        try:
+            with open(args.expected) as file:
+                expected = {line.strip() for line in file
+                            if line.strip() and not line.startswith("#")}
+        except OSError as error:
+            sys.exit(f"onnx_conformance.py: cannot read the expected-passes "
+                     f"list {args.expected}: {error.strerror}; write it with "
+                     "--update")
+        if not expected:
+            sys.exit(f"onnx_conformance.py: the expected-passes list "
+                     f"{args.expected} names no test; write it with --update")
+
     tests = list(find_tests(args.data, args.filter))
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda item: run_test(args, *item), tests))
@@ -246,11 +261,6 @@ def main():
         print(f"wrote {len(passed)} expected passes to {args.expected}")
         return 0
 
-    expected = set()
-    if os.path.exists(args.expected):
-        with open(args.expected) as file:
-            expected = {line.strip() for line in file
-                        if line.strip() and not line.startswith("#")}
     status_of = {test: (status, detail) for test, status, detail in results}
     regressions = sorted(test for test in expected
                          if test in status_of and status_of[test][0] != "passed")

@@ -245,14 +245,14 @@ protected:
   }
 
   /// Runs the compiled step on `arguments` in a fresh context, `repeat`
-  /// times (copying the arguments in before each), and returns the results.
-  /// `prepare`, when given, sees the context once its memory exists. With
-  /// `mayFail`, a step that returns an error (a kernel that checks what it
-  /// read, such as the labels) returns no results instead of failing the
-  /// test.
-  static std::vector<std::string>
+  /// times (copying the arguments in before each), and returns the results
+  /// of every run, in order. `prepare`, when given, sees the context once
+  /// its memory exists. With `mayFail`, a step that returns an error (a
+  /// kernel that checks what it read, such as the labels) ends the runs with
+  /// one that has no results instead of failing the test.
+  static std::vector<std::vector<std::string>>
   runCompiled(ExecutionEngine &engine, const Layout &layout,
-              ArrayRef<HostTensor> arguments, int repeat = 1,
+              ArrayRef<HostTensor> arguments, int repeat,
               const std::function<void(lethe_rt_context *)> &prepare = {},
               bool mayFail = false) {
     auto symbol = engine.lookup("lethe_program_step");
@@ -267,7 +267,7 @@ protected:
         LETHE_RT_OK);
     if (prepare)
       prepare(runtime);
-    std::vector<std::string> results;
+    std::vector<std::vector<std::string>> runs;
     for (int run = 0; run < repeat; ++run) {
       for (auto [index, argument] : llvm::enumerate(arguments))
         EXPECT_EQ(lethe_rt_copy_to_arena(runtime, layout.argumentOffsets[index],
@@ -275,7 +275,7 @@ protected:
                                          argument.getSizeInBytes()),
                   LETHE_RT_OK);
       int status = step(runtime);
-      results.clear();
+      std::vector<std::string> &results = runs.emplace_back();
       if (mayFail && status != LETHE_RT_OK)
         break;
       EXPECT_EQ(status, LETHE_RT_OK) << lethe_rt_last_error(runtime);
@@ -288,7 +288,16 @@ protected:
       }
     }
     lethe_rt_context_destroy(runtime);
-    return results;
+    return runs;
+  }
+
+  /// The results of one run of the compiled step (see runCompiled).
+  static std::vector<std::string>
+  runCompiledOnce(ExecutionEngine &engine, const Layout &layout,
+                  ArrayRef<HostTensor> arguments, bool mayFail = false) {
+    std::vector<std::vector<std::string>> runs =
+        runCompiled(engine, layout, arguments, /*repeat=*/1, {}, mayFail);
+    return runs.empty() ? std::vector<std::string>() : std::move(runs.front());
   }
 
   static bool sameBits(ArrayRef<HostTensor> expected,
@@ -325,22 +334,27 @@ protected:
     OwningOpRef<ModuleOp> lowered = planned->clone();
     std::unique_ptr<ExecutionEngine> engine = compile(*lowered);
     ASSERT_TRUE(engine);
-    // Twice in one context: the step leaves nothing behind that changes the
-    // next one.
-    std::vector<std::string> actual =
+    // Twice in one context, each run compared: the first on fresh memory
+    // (which the CPU runtime fills with NaNs, so that a read before a write
+    // shows), the second after it (the step leaves nothing behind that
+    // changes the next one).
+    std::vector<std::vector<std::string>> runs =
         runCompiled(*engine, layout, arguments, /*repeat=*/2,
                     [&](lethe_rt_context *runtime) {
                       if (prepare)
                         prepare(function, runtime);
                     });
-    ASSERT_EQ(actual.size(), expected->size());
-    for (size_t index = 0; index < actual.size(); ++index) {
-      ASSERT_EQ(static_cast<int64_t>(actual[index].size()),
-                (*expected)[index].getSizeInBytes());
-      EXPECT_EQ(std::memcmp((*expected)[index].data(), actual[index].data(),
-                            actual[index].size()),
-                0)
-          << "result " << index << " differs";
+    ASSERT_EQ(runs.size(), 2u);
+    for (auto [run, actual] : llvm::enumerate(runs)) {
+      ASSERT_EQ(actual.size(), expected->size()) << "run " << run;
+      for (size_t index = 0; index < actual.size(); ++index) {
+        ASSERT_EQ(static_cast<int64_t>(actual[index].size()),
+                  (*expected)[index].getSizeInBytes());
+        EXPECT_EQ(std::memcmp((*expected)[index].data(), actual[index].data(),
+                              actual[index].size()),
+                  0)
+            << "run " << run << ": result " << index << " differs";
+      }
     }
   }
 
@@ -387,9 +401,8 @@ TEST_P(CompiledStep, DeletingAWaitChangesTheResult) {
     // A step that reads a tensor before its copy arrived computes from
     // stale bytes, or stops where a kernel checks them (labels out of
     // range): either changes the result.
-    if (!sameBits(*expected, runCompiled(**engine, layout, arguments,
-                                         /*repeat=*/1, /*prepare=*/{},
-                                         /*mayFail=*/true)))
+    if (!sameBits(*expected, runCompiledOnce(**engine, layout, arguments,
+                                             /*mayFail=*/true)))
       ++changed;
   }
   EXPECT_GT(tried, 0) << "no compute-stream wait in a plan that prefetches";
@@ -536,7 +549,8 @@ func.func @train_step(%x: tensor<4x16xf64> {lethe.name = "x"},
     FailureOr<std::vector<HostTensor>> expected =
         interpreter.run(function, arguments);
     ASSERT_TRUE(succeeded(expected));
-    std::vector<std::string> actual = runCompiled(*engine, layout, arguments);
+    std::vector<std::string> actual =
+        runCompiledOnce(*engine, layout, arguments);
     EXPECT_TRUE(sameBits(*expected, actual));
     ASSERT_EQ(actual.size(), 2u);
     masks.push_back(actual[1]);

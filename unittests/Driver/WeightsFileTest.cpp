@@ -90,7 +90,9 @@ TEST(WeightsFileTest, WriterRejectsMalformedTensors) {
       error));
   EXPECT_EQ(error, "weights tensor 'a' appears twice");
   EXPECT_FALSE(serializeWeights({{"a", LETHE_RT_I8, {-1}, ""}}, bytes, error));
+  EXPECT_EQ(error, "weights tensor 'a' has a negative or too large shape");
   EXPECT_FALSE(serializeWeights({{"", LETHE_RT_I8, {}, "x"}}, bytes, error));
+  EXPECT_EQ(error, "a weights tensor has an empty name");
   std::string path = testing::TempDir() + "/no-such-dir/x.weights";
   EXPECT_FALSE(writeWeightsFile(path, sampleTensors(), error));
   EXPECT_NE(error.find("cannot write"), std::string::npos) << error;

@@ -11,8 +11,9 @@
         PyTorch's formulas for the optimizer KIND (sgd, momentum, nesterov,
         adagrad, adam, adamw; options as --lethe-add-optimizer's), and
         compares the losses with those lethe-run printed to the file LOSSES
-        ("step K: loss L" lines). Prints the largest difference and exits 1
-        if it is over 1e-5 or if the loss did not fall.
+        ("step K: loss L" lines, 30 of them). Prints the largest difference
+        and exits 1 if it is over 1e-5, if either loss did not fall, or if
+        LOSSES does not hold 30 steps.
 
 The reference is written from PyTorch's documentation of torch.optim, not
 from Lethe's kernels: Adam counts steps from 1 and adds epsilon to the
@@ -134,19 +135,24 @@ def reference_losses(kind, options, steps):
     return losses
 
 
-def check(directory, losses_file, kind, settings):
+def check(directory, losses_file, kind, settings, steps=30):
     options = {}
     for setting in settings:
         name, value = setting.split("=", 1)
         options[name] = float(value)
     with open(losses_file) as f:
         lethe = [float(line.split()[-1]) for line in f if line.startswith("step ")]
+    if len(lethe) != steps:
+        print(f"{kind}: MISMATCH: {losses_file} has {len(lethe)} step lines, "
+              f"not {steps}")
+        return 1
     reference = reference_losses(kind, options, len(lethe))
     difference = max(abs(a - b) for a, b in zip(lethe, reference))
     print(f"{kind}: {len(lethe)} steps, loss {reference[0]:.6f} -> "
           f"{reference[-1]:.6f} (lethe {lethe[-1]:.6f}), "
           f"max |lethe - reference| = {difference:.2e}")
-    if not lethe or difference > 1e-5 or not reference[-1] < reference[0]:
+    if (difference > 1e-5 or not reference[-1] < reference[0]
+            or not lethe[-1] < lethe[0]):
         print(f"{kind}: MISMATCH")
         return 1
     return 0

@@ -8,10 +8,12 @@
 
 // CHECK: %arg1: tensor<8x32xf32> {lethe.name = "w", lethe.offset = [[W:[0-9]+]] : i64}, %arg2: tensor<8x32xf32> {lethe.name = "u", lethe.offset = [[U:[0-9]+]] : i64}, %arg3: tensor<8x32xf32> {lethe.name = "v", lethe.offset = [[V:[0-9]+]] : i64}
 // CHECK: lethe.sgd_update %{{.*}}, %arg1, %{{.*}} {lethe.offsets = array<i64: [[W]]>}
-// CHECK-NOT: lethe.sgd_update %{{.*}}, %arg2, %{{.*}} {lethe.offsets = array<i64: [[U]]>}
-// CHECK: lethe.sgd_update %{{.*}}, %arg2
-// CHECK-NOT: lethe.neg %arg3 {lethe.offsets = array<i64: [[V]]>}
-// CHECK: lethe.neg %arg3
+// CHECK: lethe.sgd_update %{{.*}}, %arg2, %{{.*}} {lethe.offsets = array<i64:
+// CHECK-NOT: {{ }}[[U]]>
+// CHECK-SAME: } :
+// CHECK: lethe.neg %arg3 {lethe.offsets = array<i64:
+// CHECK-NOT: {{ }}[[V]]>
+// CHECK-SAME: } :
 
 func.func @step(%x: tensor<8x32xf32> {lethe.name = "x"}, %w: tensor<8x32xf32> {lethe.name = "w"}, %u: tensor<8x32xf32> {lethe.name = "u"}, %v: tensor<8x32xf32> {lethe.name = "v"}) -> (tensor<8x32xf32> {lethe.name = "w", lethe.updates = 1 : i64}, tensor<8x32xf32> {lethe.name = "u", lethe.updates = 2 : i64}, tensor<8x32xf32> {lethe.name = "v", lethe.updates = 3 : i64}, tensor<8x32xf32> {lethe.name = "after"}) {
   %lr = lethe.constant dense<0.1> : tensor<f32>
@@ -27,8 +29,9 @@ func.func @step(%x: tensor<8x32xf32> {lethe.name = "x"}, %w: tensor<8x32xf32> {l
 // update reads as its gradient, does not take %g's bytes.
 // CHECK-LABEL: func.func @gradient_slot
 // CHECK-SAME: %arg1: tensor<8x32xf32> {lethe.name = "g", lethe.offset = [[G:[0-9]+]] : i64}
-// CHECK-NOT: lethe.sgd_update %{{.*}}, %arg0, %arg1 {lethe.offsets = array<i64: [[G]]>}
-// CHECK: lethe.sgd_update %{{.*}}, %arg0, %arg1 {lethe.offsets
+// CHECK: lethe.sgd_update %{{.*}}, %arg0, %arg1 {lethe.offsets = array<i64:
+// CHECK-NOT: {{ }}[[G]]>
+// CHECK-SAME: } :
 func.func @gradient_slot(%p: tensor<8x32xf32> {lethe.name = "p"}, %g: tensor<8x32xf32> {lethe.name = "g"}) -> (tensor<8x32xf32> {lethe.name = "g", lethe.updates = 1 : i64}, tensor<8x32xf32> {lethe.name = "p"}) {
   %lr = lethe.constant dense<0.1> : tensor<f32>
   %next = lethe.sgd_update %lr, %p, %g : (tensor<f32>, tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
