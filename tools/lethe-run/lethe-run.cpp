@@ -46,6 +46,7 @@
 #include "lethe/Target/ONNX/TensorProtoIO.h"
 #include "lethe/Tools/CommandLine.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/APInt.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
@@ -163,6 +164,19 @@ static FailureOr<HostTensor> readTensor(StringRef path, RankedTensorType type,
 }
 
 /// `tensor` as a serialized TensorProto (raw data).
+/// Element `index` of an integer tensor of element type `type`, exactly
+/// (signless integers read as signed, as the dialect computes them).
+static std::string formatInteger(const HostTensor &tensor, IntegerType type,
+                                 int64_t index) {
+  unsigned width = type.getWidth();
+  size_t bytes = getElementSizeInBytes(type);
+  uint64_t raw = 0;
+  std::memcpy(&raw, tensor.data() + index * bytes, bytes); // little-endian
+  llvm::APInt value(width, width < 64 ? raw & ((uint64_t(1) << width) - 1)
+                                      : raw);
+  return llvm::toString(value, 10, /*Signed=*/!type.isUnsigned() && width > 1);
+}
+
 static std::string serializeTensor(const HostTensor &tensor) {
   onnx::TensorProto proto;
   for (int64_t dim : tensor.getType().getShape())
@@ -440,13 +454,15 @@ int main(int argc, char **argv) {
     Type elementType = result.getType().getElementType();
     int64_t integerSize =
         isa<IntegerType>(elementType) ? getElementSizeInBytes(elementType) : 0;
+    int64_t firstMismatch = -1;
     for (int64_t i = 0; i < count; ++i) {
       double actual = result.getAsDouble(i), wanted = expected->getAsDouble(i);
       if (integerSize) {
         int64_t offset = i * integerSize;
         if (std::memcmp(result.data() + offset, expected->data() + offset,
                         integerSize) != 0) {
-          ++mismatches;
+          if (mismatches++ == 0)
+            firstMismatch = i;
           maxAbs = std::max(maxAbs, std::fabs(actual - wanted));
           if (wanted != 0)
             maxRel = std::max(maxRel,
@@ -466,6 +482,18 @@ int main(int argc, char **argv) {
         ++mismatches;
     }
     allMatch &= mismatches == 0;
+    if (firstMismatch >= 0) {
+      // The doubles above may not tell 64-bit integers apart: name the
+      // first element that differs, exactly.
+      auto type = cast<IntegerType>(elementType);
+      llvm::outs() << llvm::formatv(
+          "{0}: MISMATCH {1} of {2} elements differ (integers compare "
+          "exactly); the first is element {3}: {4}, expected {5}\n",
+          name, mismatches, count, firstMismatch,
+          formatInteger(result, type, firstMismatch),
+          formatInteger(*expected, type, firstMismatch));
+      continue;
+    }
     llvm::outs() << llvm::formatv(
         "{0}: {1} max abs error {2:e3}, max rel error {3:e3}, {4} of {5} "
         "elements outside tolerance\n",
