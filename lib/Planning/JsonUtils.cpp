@@ -8,21 +8,45 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <set>
+#include <vector>
 
 namespace lethe::planning::json_utils {
 
 json parseDocument(std::string_view text) {
+  // The keys of each object being read, innermost last, and the first key
+  // an object repeats.
+  std::vector<std::set<std::string>> keys;
+  std::optional<std::string> repeated;
+  auto noteKeys = [&](int, json::parse_event_t event, json &parsed) {
+    if (event == json::parse_event_t::object_start)
+      keys.emplace_back();
+    else if (event == json::parse_event_t::object_end && !keys.empty())
+      keys.pop_back();
+    else if (event == json::parse_event_t::key && !keys.empty() &&
+             !keys.back().insert(parsed.get<std::string>()).second &&
+             !repeated)
+      repeated = parsed.get<std::string>();
+    return true;
+  };
+  json document;
   try {
-    return json::parse(text);
-  } catch (const json::parse_error &parseError) {
+    document = json::parse(text, noteKeys);
+  } catch (const json::exception &jsonError) {
     // nlohmann's message: "[json.exception.parse_error.101] parse error at
-    // line 3, column 5: ..."; keep what follows the bracketed id.
-    std::string message = parseError.what();
+    // line 3, column 5: ..." (or out_of_range.406 for a number beyond a
+    // double's range); keep what follows the bracketed id.
+    std::string message = jsonError.what();
     size_t start = message.find("] ");
     throw SchemaError("invalid JSON: " + (start == std::string::npos
                                               ? message
                                               : message.substr(start + 2)));
   }
+  if (repeated)
+    throw SchemaError("invalid JSON: an object names the field '" + *repeated +
+                      "' twice");
+  return document;
 }
 
 void checkKeys(const json &object, std::initializer_list<const char *> known,

@@ -31,7 +31,10 @@ struct SchemaError : std::runtime_error {
 };
 
 /// Parses `text`; on a syntax error throws SchemaError with nlohmann's
-/// position and reason ("invalid JSON: parse error at line 3, column 5: ...").
+/// position and reason ("invalid JSON: parse error at line 3, column 5: ..."),
+/// and likewise on a number beyond a double's range and on an object that
+/// names a field twice (which JSON leaves undefined: nlohmann keeps the last,
+/// so that `"strategy": 42, "strategy": "greedy"` would pass unseen).
 json parseDocument(std::string_view text);
 
 /// Throws when `object` (which must be an object; `where` names it) has a key

@@ -51,8 +51,12 @@ bool lethe::planning::applyMeasuredProfile(std::string_view text,
         throw SchemaError(where + " must be an object");
       std::string kind =
           getString(getMember(op, "kind", where), where + ".kind");
+      if (kind == "offload" || kind == "prefetch" || kind == "release")
+        continue; // copies are timed by the link's bandwidth
       if (kind != "compute" && kind != "recompute")
-        continue;
+        throw SchemaError(where + ".kind must be compute, recompute, offload, "
+                                  "prefetch or release, got '" +
+                          kind + "'");
       int64_t node = getInteger(getMember(op, "node", where), where + ".node",
                                 0, std::numeric_limits<int>::max());
       if (node >= static_cast<int64_t>(graph.nodes.size()))

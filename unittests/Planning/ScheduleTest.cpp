@@ -203,6 +203,20 @@ TEST(ScheduleTest, ProblemFileRoundTripsAndRejectsBadFiles) {
             "end of input; expected string literal");
   EXPECT_EQ(errorOf(R"({"format": "lethe-plan"})"),
             "planning problem p.json: 'format' must be \"lethe-problem\"");
+  // A number beyond a double's range was an uncaught exception (abort).
+  std::string huge = text;
+  huge.replace(huge.find("\"budget_bytes\": ") + 16, 1, "1e999, \"x\": ");
+  EXPECT_EQ(errorOf(huge), "planning problem p.json: invalid JSON: number "
+                           "overflow parsing '1e999'");
+  // A field named twice, in any object, is refused (nlohmann kept the last).
+  std::string twice = text;
+  twice.replace(twice.find("\"budget_bytes\""), 0, "\"budget_bytes\": 1, ");
+  EXPECT_EQ(errorOf(twice), "planning problem p.json: invalid JSON: an object "
+                            "names the field 'budget_bytes' twice");
+  std::string nested = text;
+  nested.replace(nested.find("\"bytes\": "), 0, "\"bytes\": 1, ");
+  EXPECT_EQ(errorOf(nested), "planning problem p.json: invalid JSON: an object "
+                             "names the field 'bytes' twice");
   std::string misspelt = text;
   misspelt.replace(misspelt.find("\"budget_bytes\""), 14, "\"budget_byte\"");
   EXPECT_EQ(errorOf(misspelt),
