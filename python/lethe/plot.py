@@ -8,7 +8,7 @@ time with the budget and the peak, recomputes and copies, and one bar per
 tensor over its lifetime. The second draws the step time of plans made at
 different budgets, relative to the unplanned step, one line per strategy.
 
-From Python:
+From Python (both return the matplotlib Figure they drew):
 
     from lethe.plot import load_timeline, plot_timeline, plot_overhead
     plot_timeline(load_timeline("t.json"), "timeline.png")
@@ -130,8 +130,12 @@ def format_seconds(seconds: Optional[float]) -> str:
     return f"{_three_digits(seconds / size)} {name}"
 
 
-def plot_timeline(document: dict, out: str, measured: Optional[dict] = None) -> None:
-    """Draws `document` (and `measured` over it) to the PNG file `out`."""
+def plot_timeline(document: dict, out: str, measured: Optional[dict] = None):
+    """Draws `document` (and `measured` over it) to the PNG file `out`.
+
+    Returns the Figure: three axes sharing the time axis, the memory curve
+    (live bytes, the budget and the peak), one lane per kind of memory step,
+    and one bar per tensor over its lifetime; the axis labels name the units."""
     figure = _new_figure((12, 9))
     curve, lanes, tensors = figure.subplots(
         3, 1, sharex=True, gridspec_kw={"height_ratios": [3, 0.9, 3], "hspace": 0.08}
@@ -187,11 +191,12 @@ def plot_timeline(document: dict, out: str, measured: Optional[dict] = None) -> 
     tensors.set_xlim(0, end / time_size)
     tensors.set_xlabel(f"time ({time_unit})")
     _save(figure, out)
+    return figure
 
 
-def plot_overhead(documents: Sequence[dict], out: str) -> None:
+def plot_overhead(documents: Sequence[dict], out: str):
     """Draws step time against budget, both relative to the unplanned step,
-    one line per strategy, to the PNG file `out`."""
+    one line per strategy, to the PNG file `out`; returns the Figure."""
     from matplotlib.ticker import FuncFormatter, PercentFormatter
 
     lines: Dict[str, List[Tuple[float, float]]] = {}
@@ -216,6 +221,7 @@ def plot_overhead(documents: Sequence[dict], out: str) -> None:
     functions = sorted({str(document.get("function")) for document in documents})
     axes.set_title(f"Overhead of memory plans for @{', @'.join(functions)}")
     _save(figure, out)
+    return figure
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
