@@ -7,7 +7,9 @@
 #include "FileIO.h"
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
 
@@ -42,31 +44,78 @@ bool lethe::driver::readWholeFile(const std::string &path, std::string &bytes,
 
 namespace {
 
-/// Writes `bytes` to `temporary`; false with an error naming `path` (the
-/// file meant) when it cannot, the temporary removed.
-bool writeTemporary(const std::string &path, const std::string &temporary,
-                    const std::string &bytes, std::string &error) {
-  std::FILE *file = std::fopen(temporary.c_str(), "wb");
-  if (!file) {
+/// Where the bytes meant for a path go.
+struct Destination {
+  /// The file replaced through a temporary and a rename: the path, or what
+  /// its symbolic links lead to. Empty for a file written in place.
+  std::string replaced;
+  /// Whether the path is written in place: a device, a FIFO or the like,
+  /// or a link to a file that does not exist yet (opening it makes it).
+  bool inPlace = false;
+};
+
+/// Where the bytes meant for `path` go; false with an error when the path
+/// is (or leads to) a directory.
+bool findDestination(const std::string &path, Destination &destination,
+                     std::string &error) {
+  struct stat status;
+  if (::lstat(path.c_str(), &status) != 0) {
+    destination.replaced = path; // a new file (or one that cannot be made)
+    return true;
+  }
+  std::string target = path;
+  if (S_ISLNK(status.st_mode)) {
+    char resolved[PATH_MAX];
+    if (!::realpath(path.c_str(), resolved) ||
+        ::stat(resolved, &status) != 0) {
+      destination.inPlace = true; // a dangling link: opening makes its file
+      return true;
+    }
+    target = resolved;
+  }
+  if (S_ISDIR(status.st_mode)) {
+    error = "cannot write '" + path + "': it is a directory";
+    return false;
+  }
+  if (S_ISREG(status.st_mode))
+    destination.replaced = target;
+  else
+    destination.inPlace = true;
+  return true;
+}
+
+/// Writes `bytes` to `file`, which is created or truncated; false with an
+/// error naming `path` (the file meant) when it cannot.
+bool writeFile(const std::string &path, const std::string &file,
+               const std::string &bytes, std::string &error) {
+  std::FILE *stream = std::fopen(file.c_str(), "wb");
+  if (!stream) {
     error = "cannot write '" + path + "': " + std::strerror(errno);
     return false;
   }
   // errno is read only after a call that failed: an earlier call's (a stat
   // of a file not there yet) would name the wrong cause.
   bool written =
-      std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+      std::fwrite(bytes.data(), 1, bytes.size(), stream) == bytes.size();
   int savedErrno = written ? 0 : errno;
-  if (std::fclose(file) != 0) {
+  if (std::fclose(stream) != 0) {
     written = false;
     if (savedErrno == 0)
       savedErrno = errno;
   }
-  if (!written) {
-    std::remove(temporary.c_str());
+  if (!written)
     error = "cannot write '" + path + "': " + std::strerror(savedErrno);
-    return false;
-  }
-  return true;
+  return written;
+}
+
+/// Writes `bytes` to `temporary`; false with an error naming `path` (the
+/// file meant) when it cannot, the temporary removed.
+bool writeTemporary(const std::string &path, const std::string &temporary,
+                    const std::string &bytes, std::string &error) {
+  if (writeFile(path, temporary, bytes, error))
+    return true;
+  std::remove(temporary.c_str());
+  return false;
 }
 
 } // namespace
@@ -83,32 +132,50 @@ bool lethe::driver::writeFilesAtomically(
   // A directory in a file's place would fail its rename after the earlier
   // files' (which cannot be undone): it is refused before anything is
   // written.
-  for (const auto &[path, bytes] : files) {
-    struct stat status;
-    if (::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) {
-      error = "cannot write '" + path + "': it is a directory";
+  std::vector<Destination> destinations(files.size());
+  for (size_t index = 0; index < files.size(); ++index)
+    if (!findDestination(files[index].first, destinations[index], error))
       return false;
-    }
-  }
+  // The temporaries of the files replaced, then the files written in place,
+  // then the renames.
+  std::vector<std::string> temporaries;
+  auto removeTemporaries = [&]() {
+    for (const std::string &temporary : temporaries)
+      std::remove(temporary.c_str());
+  };
   for (size_t index = 0; index < files.size(); ++index) {
-    const auto &[path, bytes] = files[index];
-    if (!writeTemporary(path, path + ".tmp", bytes, error)) {
-      for (size_t written = 0; written < index; ++written)
-        std::remove((files[written].first + ".tmp").c_str());
+    if (destinations[index].inPlace)
+      continue;
+    std::string temporary = destinations[index].replaced + ".tmp";
+    if (!writeTemporary(files[index].first, temporary, files[index].second,
+                        error)) {
+      removeTemporaries();
       return false;
     }
+    temporaries.push_back(temporary);
   }
+  for (size_t index = 0; index < files.size(); ++index)
+    if (destinations[index].inPlace &&
+        !writeFile(files[index].first, files[index].first, files[index].second,
+                   error)) {
+      removeTemporaries();
+      return false;
+    }
   // Renames do not fail for want of space; one that fails for another
   // reason (the path became a directory since the check) leaves the
   // earlier ones done.
+  size_t renamed = 0;
   for (size_t index = 0; index < files.size(); ++index) {
-    const std::string &path = files[index].first;
-    std::string temporary = path + ".tmp";
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    if (destinations[index].inPlace)
+      continue;
+    const std::string &temporary = temporaries[renamed++];
+    if (std::rename(temporary.c_str(),
+                    destinations[index].replaced.c_str()) != 0) {
       int savedErrno = errno;
-      for (size_t left = index; left < files.size(); ++left)
-        std::remove((files[left].first + ".tmp").c_str());
-      error = "cannot write '" + path + "': " + std::strerror(savedErrno);
+      for (size_t left = renamed - 1; left < temporaries.size(); ++left)
+        std::remove(temporaries[left].c_str());
+      error = "cannot write '" + files[index].first +
+              "': " + std::strerror(savedErrno);
       return false;
     }
   }

@@ -6,7 +6,10 @@
 //
 // The driver's files (weights, profile, trace) are read whole and written
 // all at once: a write goes to PATH.tmp and is renamed over PATH, so that a
-// failure leaves no partial output file.
+// failure leaves no partial output file. A PATH that is a symbolic link is
+// followed (the file it leads to is replaced, the link kept), and a PATH
+// that is no regular file (a device such as /dev/null, a FIFO) is written
+// in place: a rename would put a regular file where it stands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +35,8 @@ bool writeFileAtomically(const std::string &path, const std::string &bytes,
 /// Writes every (path, bytes) of `files` all or nothing: each to its
 /// `path`.tmp first, then renames them all once all are written; false,
 /// with a one-line `error`, when one cannot be written (the temporaries are
-/// removed, and no path is touched). The paths must differ: two would share
+/// removed, and no path is touched, but a device or FIFO written in place
+/// before the failure). The paths must differ: two would share
 /// a temporary (the driver refuses such options before training).
 bool writeFilesAtomically(
     const std::vector<std::pair<std::string, std::string>> &files,

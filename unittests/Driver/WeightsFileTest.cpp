@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FileIO.h"
 #include "WeightsFile.h"
 
 #include <gtest/gtest.h>
@@ -77,6 +78,62 @@ TEST(WeightsFileTest, WriteAndReadFile) {
   ASSERT_TRUE(readWeightsFile(path, tensors, error)) << error;
   EXPECT_TRUE(sameTensors(tensors, sampleTensors()));
   std::remove(path.c_str());
+}
+
+// The all-or-none writer follows a symbolic link (the file it leads to is
+// replaced, the link kept) and writes a device in place (a rename would put
+// a regular file where it stands): a full one is an error.
+TEST(FileIOTest, WritesThroughLinksAndIntoDevices) {
+  namespace fs = std::filesystem;
+  fs::path directory = fs::path(testing::TempDir()) / "file-io-links";
+  fs::remove_all(directory);
+  fs::create_directories(directory);
+  fs::path target = directory / "target.txt", link = directory / "link.txt";
+  std::string error;
+  ASSERT_TRUE(lethe::driver::writeFileAtomically(target.string(), "old", error))
+      << error;
+  fs::create_symlink("target.txt", link);
+  ASSERT_TRUE(lethe::driver::writeFileAtomically(link.string(), "new", error))
+      << error;
+  EXPECT_TRUE(fs::is_symlink(link));
+  std::string bytes;
+  ASSERT_TRUE(lethe::driver::readWholeFile(target.string(), bytes, error));
+  EXPECT_EQ(bytes, "new");
+  EXPECT_FALSE(fs::exists(directory / "target.txt.tmp"));
+  EXPECT_FALSE(fs::exists(directory / "link.txt.tmp"));
+
+  // A dangling link: its file is made.
+  fs::path dangling = directory / "dangling.txt";
+  fs::create_symlink("made.txt", dangling);
+  ASSERT_TRUE(lethe::driver::writeFileAtomically(dangling.string(), "x", error))
+      << error;
+  EXPECT_TRUE(fs::is_symlink(dangling));
+  ASSERT_TRUE(
+      lethe::driver::readWholeFile((directory / "made.txt").string(), bytes,
+                                   error));
+  EXPECT_EQ(bytes, "x");
+
+  // Devices, through links so that a regression replaces only the links.
+  fs::path null = directory / "null", full = directory / "full";
+  fs::create_symlink("/dev/null", null);
+  fs::create_symlink("/dev/full", full);
+  EXPECT_TRUE(lethe::driver::writeFilesAtomically(
+      {{null.string(), "discarded"}, {(directory / "a.txt").string(), "a"}},
+      error))
+      << error;
+  EXPECT_TRUE(fs::is_symlink(null));
+  EXPECT_TRUE(fs::exists(directory / "a.txt"));
+  // All or none: the full device fails before the regular file is renamed
+  // into place.
+  EXPECT_FALSE(lethe::driver::writeFilesAtomically(
+      {{(directory / "b.txt").string(), "b"}, {full.string(), "lost"}},
+      error));
+  EXPECT_EQ(error, "cannot write '" + full.string() +
+                       "': No space left on device");
+  EXPECT_TRUE(fs::is_symlink(full));
+  EXPECT_FALSE(fs::exists(directory / "b.txt"));
+  EXPECT_FALSE(fs::exists(directory / "b.txt.tmp"));
+  fs::remove_all(directory);
 }
 
 TEST(WeightsFileTest, WriterRejectsMalformedTensors) {

@@ -13,6 +13,7 @@
 
 #include "lethe/Dialect/Lethe/Transforms/Passes.h"
 
+#include "FileIO.h"
 #include "PassUtils.h"
 
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
@@ -36,39 +37,6 @@ using namespace mlir;
 using namespace mlir::lethe;
 
 namespace {
-
-/// Writes every (path, text) of `files`, all or none: each to a temporary
-/// beside its path, renamed once all are written. Emits an error at
-/// `function` naming the file that cannot be written.
-LogicalResult writeFiles(func::FuncOp function,
-                         ArrayRef<std::pair<std::string, std::string>> files) {
-  std::vector<llvm::sys::fs::TempFile> temporaries;
-  auto fail = [&](StringRef path, StringRef why) {
-    for (llvm::sys::fs::TempFile &temporary : temporaries)
-      llvm::consumeError(temporary.discard());
-    return emitError(function.getLoc(), "lethe-plan-memory: cannot write ")
-           << path << ": " << why;
-  };
-  for (const auto &[path, text] : files) {
-    llvm::Expected<llvm::sys::fs::TempFile> temporary =
-        llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%");
-    if (!temporary)
-      return fail(path, llvm::toString(temporary.takeError()));
-    temporaries.push_back(std::move(*temporary));
-    llvm::raw_fd_ostream os(temporaries.back().FD, /*shouldClose=*/false);
-    os << text;
-    os.flush();
-    if (os.has_error()) {
-      std::string why = os.error().message();
-      os.clear_error();
-      return fail(path, why);
-    }
-  }
-  for (size_t index = 0; index < files.size(); ++index)
-    if (llvm::Error error = temporaries[index].keep(files[index].first))
-      return fail(files[index].first, llvm::toString(std::move(error)));
-  return success();
-}
 
 struct PlanMemoryPass
     : public mlir::lethe::impl::PlanMemoryPassBase<PlanMemoryPass> {
@@ -182,8 +150,12 @@ struct PlanMemoryPass
                          planning::writePlanJson(problem, result.plan));
     if (!problemOut.empty())
       files.emplace_back(problemOut, planning::writeProblemJson(problem));
-    if (failed(writeFiles(func, files)))
+    // All or none, symbolic links followed and devices written in place, as
+    // the executables write theirs.
+    if (!::lethe::driver::writeFilesAtomically(files, error)) {
+      emitError(func.getLoc(), "lethe-plan-memory: ") << error;
       return signalPassFailure();
+    }
 
     func->setAttr(kPlanAttr,
                   buildPlanAttr(&getContext(), *extracted, result.plan,
