@@ -761,14 +761,19 @@ bool NodeImporter::hasInput(int index) const {
 }
 
 FailureOr<Value> NodeImporter::input(int index) {
-  if (!hasInput(index))
+  bool missing = !hasInput(index);
+  FailureOr<Value> value = failure();
+  if (!missing)
+    value = importer.lookupValue(node.input(index), loc);
+  if (succeeded(value))
+    return value;
+  if (std::exchange(reportedInput, true))
+    return failure(); // one error per node
+  if (missing)
     return emitError() << "input " << index << " is missing";
-  FailureOr<Value> value = importer.lookupValue(node.input(index), loc);
-  if (failed(value))
-    return emitError() << "input " << index << " ('" << node.input(index)
-                       << "') is not defined before the node (the graph is "
-                          "not topologically sorted or the name is wrong)";
-  return value;
+  return emitError() << "input " << index << " ('" << node.input(index)
+                     << "') is not defined before the node (the graph is "
+                        "not topologically sorted or the name is wrong)";
 }
 
 FailureOr<Value> NodeImporter::valueNamed(StringRef name) {

@@ -59,7 +59,8 @@ public:
   /// Whether input `index` is given (present and not the empty name).
   bool hasInput(int index) const;
   /// Input `index` as a tensor value (a known constant is materialized);
-  /// fails with a diagnostic when it is missing.
+  /// fails with a diagnostic when it is missing (only the node's first
+  /// missing input is reported: handlers fetch several before checking).
   FailureOr<Value> input(int index);
   /// Input `index` as a tensor value, or null when it is not given.
   FailureOr<Value> optionalInput(int index);
@@ -113,6 +114,8 @@ public:
 
 private:
   Importer &importer;
+  /// Whether input() has reported an input of this node.
+  bool reportedInput = false;
 };
 
 /// Imports one ONNX node; emits a diagnostic and fails on bad input.
