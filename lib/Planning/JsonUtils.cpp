@@ -25,8 +25,7 @@ json parseDocument(std::string_view text) {
     else if (event == json::parse_event_t::object_end && !keys.empty())
       keys.pop_back();
     else if (event == json::parse_event_t::key && !keys.empty() &&
-             !keys.back().insert(parsed.get<std::string>()).second &&
-             !repeated)
+             !keys.back().insert(parsed.get<std::string>()).second && !repeated)
       repeated = parsed.get<std::string>();
     return true;
   };

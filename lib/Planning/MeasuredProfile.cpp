@@ -54,8 +54,9 @@ bool lethe::planning::applyMeasuredProfile(std::string_view text,
       if (kind == "offload" || kind == "prefetch" || kind == "release")
         continue; // copies are timed by the link's bandwidth
       if (kind != "compute" && kind != "recompute")
-        throw SchemaError(where + ".kind must be compute, recompute, offload, "
-                                  "prefetch or release, got '" +
+        throw SchemaError(where +
+                          ".kind must be compute, recompute, offload, "
+                          "prefetch or release, got '" +
                           kind + "'");
       int64_t node = getInteger(getMember(op, "node", where), where + ".node",
                                 0, std::numeric_limits<int>::max());

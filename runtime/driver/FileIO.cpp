@@ -15,6 +15,25 @@
 
 using namespace lethe::driver;
 
+std::string lethe::driver::printable(std::string_view text) {
+  constexpr size_t kMostShown = 64;
+  std::string shown;
+  for (size_t index = 0; index < text.size(); ++index) {
+    if (index == kMostShown)
+      return shown + "...";
+    unsigned char byte = static_cast<unsigned char>(text[index]);
+    if (byte >= 0x20 && byte < 0x7f && byte != '\\') {
+      shown += static_cast<char>(byte);
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    shown += "\\x";
+    shown += kHex[byte >> 4];
+    shown += kHex[byte & 15];
+  }
+  return shown;
+}
+
 bool lethe::driver::readWholeFile(const std::string &path, std::string &bytes,
                                   std::string &error) {
   struct stat status;
@@ -66,8 +85,7 @@ bool findDestination(const std::string &path, Destination &destination,
   std::string target = path;
   if (S_ISLNK(status.st_mode)) {
     char resolved[PATH_MAX];
-    if (!::realpath(path.c_str(), resolved) ||
-        ::stat(resolved, &status) != 0) {
+    if (!::realpath(path.c_str(), resolved) || ::stat(resolved, &status) != 0) {
       destination.inPlace = true; // a dangling link: opening makes its file
       return true;
     }
@@ -169,8 +187,8 @@ bool lethe::driver::writeFilesAtomically(
     if (destinations[index].inPlace)
       continue;
     const std::string &temporary = temporaries[renamed++];
-    if (std::rename(temporary.c_str(),
-                    destinations[index].replaced.c_str()) != 0) {
+    if (std::rename(temporary.c_str(), destinations[index].replaced.c_str()) !=
+        0) {
       int savedErrno = errno;
       for (size_t left = renamed - 1; left < temporaries.size(); ++left)
         std::remove(temporaries[left].c_str());

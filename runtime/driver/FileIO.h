@@ -17,10 +17,15 @@
 #define LETHE_DRIVER_FILEIO_H
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace lethe::driver {
+
+/// `text` read from a file, fit to quote in a one-line message: bytes
+/// outside printable ASCII as \xNN, and at most 64 of them, then "...".
+std::string printable(std::string_view text);
 
 /// Reads the file at `path` into `bytes`; false, with a one-line `error`
 /// ("cannot read 'PATH': REASON"), when it cannot.

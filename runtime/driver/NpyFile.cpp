@@ -13,6 +13,7 @@
 #include "NpyFile.h"
 
 #include "DType.h"
+#include "FileIO.h"
 
 #include <cctype>
 #include <cstring>
@@ -208,7 +209,7 @@ bool lethe::driver::parseNpy(std::string_view bytes, std::string_view origin,
         }
       }
     } else {
-      return badHeader("unknown key '" + *key + "'");
+      return badHeader("unknown key '" + printable(*key) + "'");
     }
     if (!parser.consume(',')) {
       if (!parser.consume('}'))
@@ -224,9 +225,9 @@ bool lethe::driver::parseNpy(std::string_view bytes, std::string_view origin,
     return false;
   }
   if (!descr->empty() && (*descr)[0] == '>') {
-    error = prefix + " holds big-endian '" + *descr +
+    error = prefix + " holds big-endian '" + printable(*descr) +
             "' elements; save it little-endian (array.astype('<" +
-            descr->substr(1) + "'))";
+            printable(descr->substr(1)) + "'))";
     return false;
   }
   size_t elementSize = 0;
@@ -234,7 +235,7 @@ bool lethe::driver::parseNpy(std::string_view bytes, std::string_view origin,
     if (descr->size() == 3 && descr->substr(1) == type.kind)
       elementSize = getDTypeSize(type.dtype);
   if (elementSize == 0) {
-    error = prefix + " holds '" + *descr +
+    error = prefix + " holds '" + printable(*descr) +
             "' elements, which no runtime dtype matches";
     return false;
   }

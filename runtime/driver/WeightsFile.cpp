@@ -163,7 +163,7 @@ bool lethe::driver::parseWeights(std::string_view bytes,
     std::string_view name, dtypeName, data;
     if (!reader.readUnsigned(size, 4) || !reader.readBytes(name, size))
       return truncated(where + "'s name");
-    where = "tensor '" + std::string(name) + "'";
+    where = "tensor '" + printable(name) + "'";
     if (name.empty()) {
       error =
           prefix + ": tensor " + std::to_string(index) + " has an empty name";
@@ -178,7 +178,7 @@ bool lethe::driver::parseWeights(std::string_view bytes,
     std::optional<lethe_rt_dtype> dtype = parseDTypeName(dtypeName);
     if (!dtype) {
       error = prefix + ": " + where + " has unknown dtype '" +
-              std::string(dtypeName) + "'";
+              printable(dtypeName) + "'";
       return false;
     }
     uint64_t rank;

@@ -46,9 +46,9 @@
 #include "lethe/Target/ONNX/TensorProtoIO.h"
 #include "lethe/Tools/CommandLine.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/APInt.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/APInt.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -172,8 +172,8 @@ static std::string formatInteger(const HostTensor &tensor, IntegerType type,
   size_t bytes = getElementSizeInBytes(type);
   uint64_t raw = 0;
   std::memcpy(&raw, tensor.data() + index * bytes, bytes); // little-endian
-  llvm::APInt value(width, width < 64 ? raw & ((uint64_t(1) << width) - 1)
-                                      : raw);
+  llvm::APInt value(width,
+                    width < 64 ? raw & ((uint64_t(1) << width) - 1) : raw);
   return llvm::toString(value, 10, /*Signed=*/!type.isUnsigned() && width > 1);
 }
 

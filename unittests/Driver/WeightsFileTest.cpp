@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FileIO.h"
 #include "WeightsFile.h"
+#include "FileIO.h"
 
 #include <gtest/gtest.h>
 
@@ -80,6 +80,15 @@ TEST(WeightsFileTest, WriteAndReadFile) {
   std::remove(path.c_str());
 }
 
+TEST(FileIOTest, PrintableQuotesBytesOnOneLine) {
+  using lethe::driver::printable;
+  EXPECT_EQ(printable("fc.weight"), "fc.weight");
+  EXPECT_EQ(printable(std::string("a\nb\0\xff\\", 6)),
+            "a\\x0ab\\x00\\xff\\x5c");
+  EXPECT_EQ(printable(std::string(70, 'x')), std::string(64, 'x') + "...");
+  EXPECT_EQ(printable(std::string(64, 'x')), std::string(64, 'x'));
+}
+
 // The all-or-none writer follows a symbolic link (the file it leads to is
 // replaced, the link kept) and writes a device in place (a rename would put
 // a regular file where it stands): a full one is an error.
@@ -108,9 +117,8 @@ TEST(FileIOTest, WritesThroughLinksAndIntoDevices) {
   ASSERT_TRUE(lethe::driver::writeFileAtomically(dangling.string(), "x", error))
       << error;
   EXPECT_TRUE(fs::is_symlink(dangling));
-  ASSERT_TRUE(
-      lethe::driver::readWholeFile((directory / "made.txt").string(), bytes,
-                                   error));
+  ASSERT_TRUE(lethe::driver::readWholeFile((directory / "made.txt").string(),
+                                           bytes, error));
   EXPECT_EQ(bytes, "x");
 
   // Devices, through links so that a regression replaces only the links.
@@ -126,10 +134,9 @@ TEST(FileIOTest, WritesThroughLinksAndIntoDevices) {
   // All or none: the full device fails before the regular file is renamed
   // into place.
   EXPECT_FALSE(lethe::driver::writeFilesAtomically(
-      {{(directory / "b.txt").string(), "b"}, {full.string(), "lost"}},
-      error));
-  EXPECT_EQ(error, "cannot write '" + full.string() +
-                       "': No space left on device");
+      {{(directory / "b.txt").string(), "b"}, {full.string(), "lost"}}, error));
+  EXPECT_EQ(error,
+            "cannot write '" + full.string() + "': No space left on device");
   EXPECT_TRUE(fs::is_symlink(full));
   EXPECT_FALSE(fs::exists(directory / "b.txt"));
   EXPECT_FALSE(fs::exists(directory / "b.txt.tmp"));
@@ -188,15 +195,23 @@ TEST(WeightsFileTest, ReaderErrors) {
   dtype.replace(at, 3, "q32");
   EXPECT_FALSE(parseWeights(dtype, "f", tensors, error));
   EXPECT_EQ(error, "'f': tensor 'fc.weight' has unknown dtype 'q32'");
+  // What the file holds is quoted on one line, bytes outside printable
+  // ASCII escaped and at most 64 shown.
+  dtype.replace(at, 3, std::string("\n\0\\", 3));
+  EXPECT_FALSE(parseWeights(dtype, "f", tensors, error));
+  EXPECT_EQ(error,
+            "'f': tensor 'fc.weight' has unknown dtype '\\x0a\\x00\\x5c'");
 
   // Tensors whose header is well formed but whose contents are not: the
   // file written out field by field (tensor "a", f32 [2] unless changed).
   auto file = [](std::vector<std::string> names, int64_t dim,
                  uint64_t dataSize) {
-    auto u32 = [](uint32_t value) { return std::string(
-                                        reinterpret_cast<char *>(&value), 4); };
-    auto u64 = [](uint64_t value) { return std::string(
-                                        reinterpret_cast<char *>(&value), 8); };
+    auto u32 = [](uint32_t value) {
+      return std::string(reinterpret_cast<char *>(&value), 4);
+    };
+    auto u64 = [](uint64_t value) {
+      return std::string(reinterpret_cast<char *>(&value), 8);
+    };
     std::string out(kWeightsMagic, sizeof(kWeightsMagic));
     out += u32(kWeightsVersion) + u32(static_cast<uint32_t>(names.size()));
     for (const std::string &name : names)

@@ -49,8 +49,8 @@ lethe::findModelFunction(ModuleOp module, StringRef name, StringRef passName) {
   return findFunction(module, name, {"main"}, passName, "model function");
 }
 
-FailureOr<func::FuncOp>
-lethe::findTrainingStep(ModuleOp module, StringRef name, StringRef passName) {
+FailureOr<func::FuncOp> lethe::findTrainingStep(ModuleOp module, StringRef name,
+                                                StringRef passName) {
   return findFunction(module, name, {"train_step", "main"}, passName,
                       "training step");
 }
