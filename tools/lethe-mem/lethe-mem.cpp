@@ -32,6 +32,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -110,12 +111,33 @@ struct Source {
   planning::TimelineInfo info;
 };
 
+/// The "format" a JSON document names (a Lethe file says which it is), or
+/// empty.
+std::string getJsonFormat(StringRef text) {
+  llvm::SmallVector<StringRef> match;
+  if (!llvm::Regex(R"re("format"[[:space:]]*:[[:space:]]*"([^"]*)")re")
+           .match(text, &match))
+    return "";
+  return match[1].str();
+}
+
 /// A plan file and its problem file.
 bool loadPlanFile(StringRef text, Source &source, std::string &error) {
   if (problemPath.empty()) {
-    error = inputPath + " is a plan file, which holds no graph; give the "
-                        "problem it was made for with --problem FILE "
-                        "(--lethe-plan-memory problem-out=)";
+    std::string format = getJsonFormat(text);
+    if (format == "lethe-problem")
+      error = inputPath +
+              " is a planning problem, which holds no schedule; "
+              "give a plan file and this with --problem " +
+              inputPath + ", or the .mlir step";
+    else if (format.empty() || format == "lethe-plan")
+      error = inputPath + " is a plan file, which holds no graph; give the "
+                          "problem it was made for with --problem FILE "
+                          "(--lethe-plan-memory problem-out=)";
+    else
+      error = inputPath + " is a '" + format +
+              "' file, not a training step: give a .mlir step, or a plan "
+              "file with --problem FILE";
     return false;
   }
   std::optional<std::string> problemText = readFile(problemPath, error);
