@@ -632,14 +632,27 @@ bool lethe::planning::checkTimelineJson(std::string_view text,
     if (version != 1)
       throw SchemaError("version " + std::to_string(version) +
                         " is not the version this Lethe reads (1)");
+    // What the page draws: the summary's peak and time, and the memory
+    // curve, each step's live bytes from its issue (which the page searches
+    // by time, so issues must not go back).
+    getInteger(getMember(document, "peak_bytes", "the timeline"),
+               "'peak_bytes'", 0, INT64_MAX);
+    getNonNegative(getMember(document, "seconds", "the timeline"), "'seconds'");
     const json &steps = getMember(document, "steps", "the timeline");
     if (!steps.is_array())
       throw SchemaError("'steps' must be an array");
+    double lastIssue = 0;
     for (size_t index = 0; index < steps.size(); ++index) {
       std::string where = "steps[" + std::to_string(index) + "]";
       if (!steps[index].is_object())
         throw SchemaError(where + " must be an object");
-      getNonNegative(getMember(steps[index], "issue", where), where + ".issue");
+      double issue = getNonNegative(getMember(steps[index], "issue", where),
+                                    where + ".issue");
+      if (issue < lastIssue)
+        throw SchemaError(where + ".issue goes back in time, to " +
+                          std::to_string(issue) + " s after " +
+                          std::to_string(lastIssue) + " s");
+      lastIssue = issue;
       getInteger(getMember(steps[index], "live_bytes", where),
                  where + ".live_bytes", 0, INT64_MAX);
     }

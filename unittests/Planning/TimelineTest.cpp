@@ -222,13 +222,32 @@ TEST(Timeline, ReaderChecksFormatAndVersion) {
       "t.json", error));
   EXPECT_EQ(error, "t.json: version 2 is not the version this Lethe reads (1)");
   EXPECT_FALSE(checkTimelineJson(
-      R"({"format": "lethe-memory-timeline", "version": 1,
-          "steps": [{"issue": 0}]})",
+      R"({"format": "lethe-memory-timeline", "version": 1, "peak_bytes": 5,
+          "seconds": 1, "steps": [{"issue": 0}]})",
       "t.json", error));
   EXPECT_EQ(error, "t.json: steps[0] has no 'live_bytes'");
+  EXPECT_FALSE(checkTimelineJson(
+      R"({"format": "lethe-memory-timeline", "version": 1, "seconds": 1,
+          "steps": []})",
+      "t.json", error));
+  EXPECT_EQ(error, "t.json: the timeline has no 'peak_bytes'");
+  EXPECT_FALSE(checkTimelineJson(
+      R"({"format": "lethe-memory-timeline", "version": 1, "peak_bytes": 5,
+          "seconds": -1, "steps": []})",
+      "t.json", error));
+  EXPECT_EQ(error.rfind("t.json: 'seconds' must be", 0), 0u) << error;
+  // The page finds the level at a time by bisecting the issues.
+  EXPECT_FALSE(checkTimelineJson(
+      R"({"format": "lethe-memory-timeline", "version": 1, "peak_bytes": 5,
+          "seconds": 1, "steps": [{"issue": 0.5, "live_bytes": 5},
+                                  {"issue": 0.25, "live_bytes": 3}]})",
+      "t.json", error));
+  EXPECT_EQ(error, "t.json: steps[1].issue goes back in time, to 0.250000 s "
+                   "after 0.500000 s");
   EXPECT_TRUE(checkTimelineJson(
-      R"({"format": "lethe-memory-timeline", "version": 1,
-          "steps": [{"issue": 0, "live_bytes": 5}]})",
+      R"({"format": "lethe-memory-timeline", "version": 1, "peak_bytes": 5,
+          "seconds": 1, "steps": [{"issue": 0, "live_bytes": 5},
+                                  {"issue": 0, "live_bytes": 3}]})",
       "t.json", error));
 }
 
