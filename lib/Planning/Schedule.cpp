@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 using namespace lethe::planning;
 using namespace lethe::planning::json_utils;
@@ -405,18 +406,24 @@ bool lethe::planning::parsePlanJson(std::string_view text,
     // plan read for another budget, or whose step time is not the one
     // written any more (another profile's times, measured ones), keeps its
     // schedule but not its bound.
+    // The optional numbers are checked whether or not they are used.
+    std::optional<int64_t> budget;
+    if (document.contains("budget_bytes"))
+      budget = getInteger(document["budget_bytes"], "'budget_bytes'", -1,
+                          std::numeric_limits<int64_t>::max());
+    if (document.contains("peak_bytes"))
+      getInteger(document["peak_bytes"], "'peak_bytes'", 0,
+                 std::numeric_limits<int64_t>::max());
+    std::optional<double> written;
+    if (document.contains("seconds"))
+      written = getNonNegative(document["seconds"], "'seconds'");
     if (parsed.lowerBoundSeconds >= 0) {
-      bool sameBudget = !document.contains("budget_bytes") ||
-                        getInteger(document["budget_bytes"], "'budget_bytes'",
-                                   std::numeric_limits<int64_t>::min(),
-                                   std::numeric_limits<int64_t>::max()) ==
-                            problem.budgetBytes;
+      bool sameBudget = !budget || *budget == problem.budgetBytes;
       bool sameTimes = true;
-      if (document.contains("seconds")) {
-        double written = getNonNegative(document["seconds"], "'seconds'");
+      if (written) {
         SimulationResult run = simulate(problem, parsed.schedule);
         sameTimes =
-            run.valid && std::abs(run.seconds - written) <= 1e-9 * written;
+            run.valid && std::abs(run.seconds - *written) <= 1e-9 * *written;
       }
       if (!sameBudget || !sameTimes) {
         parsed.lowerBoundSeconds = -1;

@@ -19,6 +19,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 using namespace lethe::planning;
 
 namespace {
@@ -325,6 +327,23 @@ TEST(ScheduleTest, PlanFileRoundTripsAndRejectsOtherGraphs) {
   EXPECT_FALSE(parsePlanJson(badStep, "plan.json", problem, parsed, error));
   EXPECT_EQ(error, "plan plan.json: step 0 has kind 'recompute'; expected "
                    "compute, offload, release or prefetch");
+  // The optional numbers are checked whether or not a bound uses them.
+  for (auto [field, bad, message] :
+       {std::tuple("budget_bytes", "1e30",
+                   "'budget_bytes' must be a whole number, got 1e+30"),
+        std::tuple("peak_bytes", "-5",
+                   "'peak_bytes' must be in [0, 9223372036854775807], got -5"),
+        std::tuple("seconds", "\"1 s\"",
+                   "'seconds' must be a number, got \"1 s\"")}) {
+    std::string badNumber = text;
+    size_t at = badNumber.find(std::string("\"") + field + "\": ");
+    ASSERT_NE(at, std::string::npos) << field;
+    at += std::string(field).size() + 4;
+    badNumber.replace(at, badNumber.find_first_of(",\n", at) - at, bad);
+    EXPECT_FALSE(parsePlanJson(badNumber, "plan.json", problem, parsed, error))
+        << field;
+    EXPECT_EQ(error, std::string("plan plan.json: ") + message);
+  }
 }
 
 TEST(ScheduleTest, NoneStrategyAndMinimumBudget) {
