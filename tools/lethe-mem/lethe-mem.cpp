@@ -319,6 +319,7 @@ std::string renderHtml(StringRef timeline, StringRef measured) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(memCategory);
+  ::lethe::tools::installFatalErrorHandler(argv[0]);
   if (!::lethe::tools::parseCommandLine(
           argc, argv,
           "Lethe memory inspector: where a training step's device memory "

@@ -12,10 +12,12 @@
 
 #include "lethe/InitAllDialects.h"
 #include "lethe/InitAllPasses.h"
+#include "lethe/Tools/CommandLine.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  ::lethe::tools::installFatalErrorHandler(argv[0]);
   mlir::lethe::registerAllPasses();
   mlir::DialectRegistry registry;
   mlir::lethe::registerAllDialects(registry);

@@ -229,6 +229,7 @@ static HostTensor randomTensor(RankedTensorType type, std::mt19937_64 &rng,
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(runCategory);
+  ::lethe::tools::installFatalErrorHandler(argv[0]);
   if (!::lethe::tools::parseCommandLine(argc, argv,
                                         "Lethe reference interpreter\n"))
     return 1;

@@ -12,12 +12,14 @@
 
 #include "lethe/InitAllDialects.h"
 #include "lethe/Target/ONNX/ImportONNX.h"
+#include "lethe/Tools/CommandLine.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllTranslations.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 
 int main(int argc, char **argv) {
+  ::lethe::tools::installFatalErrorHandler(argv[0]);
   mlir::lethe::registerImportONNXTranslation();
   mlir::registerToLLVMIRTranslation();
   return mlir::failed(

@@ -689,6 +689,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   registerAllPasses();
   cl::HideUnrelatedOptions(lethecCategory);
+  ::lethe::tools::installFatalErrorHandler(argv[0]);
   if (!::lethe::tools::parseCommandLine(
           argc, argv,
           "lethec: compile a model into a training executable that fits a "

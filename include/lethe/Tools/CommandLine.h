@@ -9,7 +9,8 @@
 // "Did you mean '--loss'?") and exits. Lethe's tools report every error on
 // one line, "TOOL: error: ...": parseCommandLine parses as
 // cl::ParseCommandLineOptions does and, on a mistake, prints LLVM's lines
-// joined into one (POSIX: it captures stderr while LLVM parses).
+// joined into one (POSIX: it captures stderr while LLVM parses), and
+// installFatalErrorHandler gives LLVM's fatal errors the same form.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -79,6 +81,22 @@ inline bool parseCommandLine(int argc, char **argv, llvm::StringRef overview) {
     joined = "the command line is not valid (see " + tool + " --help)";
   llvm::errs() << tool << ": error: " << joined << "\n";
   return false;
+}
+
+/// Makes LLVM's fatal errors one line in the tool's form, "TOOL: error:
+/// REASON", where LLVM prints "LLVM ERROR: REASON" (an output stream that
+/// could not be written, such as -o /dev/full, reports that way when it is
+/// closed); LLVM then exits with 1.
+inline void installFatalErrorHandler(const char *argv0) {
+  static std::string tool;
+  tool = llvm::sys::path::filename(argv0).str();
+  llvm::install_fatal_error_handler(
+      [](void *, const char *reason, bool) {
+        std::string line = tool + ": error: " + reason + "\n";
+        std::fwrite(line.data(), 1, line.size(), stderr);
+        std::fflush(stderr);
+      },
+      nullptr);
 }
 
 } // namespace lethe::tools
