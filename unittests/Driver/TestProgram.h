@@ -47,6 +47,13 @@ inline constexpr const char *kFailAtStepVariable =
 inline constexpr const char *kWantWorkspaceVariable =
     "LETHE_TEST_PROGRAM_WANT_WORKSPACE";
 
+/// The environment variable that makes a call of the runtime fail, as
+/// NAME:N: the N-th call (from 1) of lethe_rt_NAME, one of copy_to_arena,
+/// copy_from_arena and copy. The program is linked with those entry points
+/// wrapped (FaultInjection.cpp): the armed call reaches the runtime with an
+/// argument it refuses, so that the driver reports the runtime's own error.
+inline constexpr const char *kFailCallVariable = "LETHE_TEST_PROGRAM_FAIL_CALL";
+
 } // namespace lethe::driver::test
 
 #endif // LETHE_UNITTESTS_DRIVER_TESTPROGRAM_H
