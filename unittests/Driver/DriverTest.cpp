@@ -507,26 +507,20 @@ TEST_F(DriverTest, RuntimeFailuresBetweenStepsAreOneLine) {
   auto failing = [](const std::string &call) {
     return std::string(kFailCallVariable) + "=" + call;
   };
-  const std::string write = " --save-weights out.weights --trace t.json";
-  expectError("--steps 3" + write,
-              "cannot write an argument into the arena: "
-              "lethe_rt_copy_to_arena: source is null",
-              {"out.weights", "t.json"}, failing("copy_to_arena:1"));
-  expectError("--steps 3" + write,
-              "cannot read the loss: lethe_rt_copy_from_arena: destination "
-              "is null",
-              {"out.weights", "t.json"}, failing("copy_from_arena:2"));
   // The updated results are read at the last step (the third), after its
-  // loss.
-  expectError("--steps 3" + write,
-              "cannot read result 1: lethe_rt_copy_from_arena: destination "
-              "is null",
-              {"out.weights", "t.json"}, failing("copy_from_arena:4"));
-  // Between steps the updates are copied within the arena.
-  expectError("--steps 3" + write,
-              "cannot copy result 1 to the argument it updates: "
-              "lethe_rt_copy: out must be f32, got f64",
-              {"out.weights", "t.json"}, failing("copy:1"));
+  // loss; between steps they are copied within the arena.
+  const std::pair<const char *, const char *> cases[] = {
+      {"copy_to_arena:1", "cannot write an argument into the arena: "
+                          "lethe_rt_copy_to_arena: source is null"},
+      {"copy_from_arena:2", "cannot read the loss: lethe_rt_copy_from_arena: "
+                            "destination is null"},
+      {"copy_from_arena:4", "cannot read result 1: lethe_rt_copy_from_arena: "
+                            "destination is null"},
+      {"copy:1", "cannot copy result 1 to the argument it updates: "
+                 "lethe_rt_copy: out must be f32, got f64"}};
+  for (const auto &[call, message] : cases)
+    expectError("--steps 3 --save-weights out.weights --trace t.json", message,
+                {"out.weights", "t.json"}, failing(call));
   // Unarmed, the wrapped calls change nothing.
   RunResult result = run("--steps 3", failing("copy:99"));
   EXPECT_EQ(result.exitCode, 0) << result.err;
