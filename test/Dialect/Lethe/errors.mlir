@@ -1480,3 +1480,38 @@ func.func @workspace_not_lethe(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   // expected-error @+1 {{lethe.workspace_bytes is for lethe ops, which have a workspace}}
   "func.return"(%x) {lethe.workspace_bytes = 256 : i64} : (tensor<4x16xf32>) -> ()
 }
+
+// -----
+
+// expected-error @+1 {{result 0 is marked lethe.updates = 2, which is not an argument}}
+func.func @updates_no_argument(%w: tensor<4xf32>, %g: tensor<4xf32>) -> (tensor<4xf32> {lethe.updates = 2 : i64}) {
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result 0 is marked lethe.updates = -1, which is not an argument}}
+func.func @updates_negative(%w: tensor<4xf32>) -> (tensor<4xf32> {lethe.updates = -1 : i64}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result 0 is marked lethe.updates = "w", not an i64 argument number}}
+func.func @updates_not_integer(%w: tensor<4xf32>) -> (tensor<4xf32> {lethe.updates = "w"}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result 0 updates argument 0 but has type 'tensor<2xf32>', not the argument's 'tensor<4xf32>'}}
+func.func @updates_other_type(%w: tensor<4xf32>, %g: tensor<2xf32>) -> (tensor<2xf32> {lethe.updates = 0 : i64}) {
+  return %g : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 is updated by two results (0 and 1, lethe.updates)}}
+func.func @updates_twice(%w: tensor<4xf32>, %g: tensor<4xf32>) -> (tensor<4xf32> {lethe.updates = 0 : i64}, tensor<4xf32> {lethe.updates = 0 : i64}) {
+  return %w, %g : tensor<4xf32>, tensor<4xf32>
+}

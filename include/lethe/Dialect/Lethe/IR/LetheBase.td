@@ -35,13 +35,18 @@ def Lethe_Dialect : Dialect {
     the memory planner uses to estimate time. An op may carry
     `lethe.workspace_bytes = N : i64` (N >= 0, checked by the dialect): the
     workspace a measured profile found its backend asks for, which then
-    replaces the interface's where it is larger.
+    replaces the interface's where it is larger. A function's result may
+    carry `lethe.updates = k : i64`, the next value of argument k of a
+    training step (an optimizer update); the dialect checks that k is an
+    argument of the result's type that no other result updates.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let useDefaultAttributePrinterParser = 0;
   let useDefaultTypePrinterParser = 1;
-  // `lethe.workspace_bytes` on an op (LetheInterfaces.h) is checked.
+  // `lethe.workspace_bytes` on an op (LetheInterfaces.h) is checked, and so
+  // is `lethe.updates` on a function's result.
   let hasOperationAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//
