@@ -273,8 +273,29 @@ LogicalResult StepLowering::readLayout() {
            << ": @" << function.getName() << " has no arena layout (" << what
            << "): run --lethe-assign-arena first";
   };
-  if (!function->getAttrOfType<DictionaryAttr>("lethe.arena"))
+  auto arena = function->getAttrOfType<DictionaryAttr>("lethe.arena");
+  if (!arena)
     return fail("no lethe.arena attribute");
+  auto arenaSize = arena.getAs<IntegerAttr>("size");
+  auto hostSize = arena.getAs<IntegerAttr>("host_size");
+  if (!arenaSize || !hostSize || arenaSize.getInt() < 0 ||
+      hostSize.getInt() < 0)
+    return fail("lethe.arena has no size and host_size in bytes");
+  // Every block must lie in its memory: the step addresses the bytes it is
+  // given without checking them.
+  auto outside = [&](Operation *at, const Twine &what, int64_t offset,
+                     std::optional<int64_t> bytes, int64_t limit,
+                     StringRef memory) -> bool {
+    if (bytes && offset >= 0 && *bytes <= limit && offset <= limit - *bytes)
+      return false;
+    emitError(at ? at->getLoc() : function.getLoc(), kPassName)
+        << ": " << what << " of " << (bytes ? *bytes : -1)
+        << " bytes at offset " << offset << " is outside the " << memory
+        << " of " << limit << " bytes; lay @" << function.getName()
+        << " out again with --lethe-assign-arena";
+    return true;
+  };
+  int64_t arenaBytes = arenaSize.getInt(), hostBytes = hostSize.getInt();
   Block &block = function.getBody().front();
   for (BlockArgument argument : block.getArguments()) {
     auto offset = function.getArgAttrOfType<IntegerAttr>(
@@ -282,6 +303,10 @@ LogicalResult StepLowering::readLayout() {
     if (!offset)
       return fail("argument " + Twine(argument.getArgNumber()) +
                   " has no lethe.offset");
+    if (outside(nullptr, "argument " + Twine(argument.getArgNumber()),
+                offset.getInt(), getSizeInBytes(argument.getType()), arenaBytes,
+                "arena"))
+      return failure();
     arenaOffsets[argument] = offset.getInt();
   }
   for (Operation &op : block.without_terminator()) {
@@ -289,6 +314,10 @@ LogicalResult StepLowering::readLayout() {
       auto offset = op.getAttrOfType<IntegerAttr>("lethe.host_offset");
       if (!offset)
         return fail("an offload has no lethe.host_offset");
+      if (outside(&op, "the host copy", offset.getInt(),
+                  getSizeInBytes(offload.getInput().getType()), hostBytes,
+                  "host pool"))
+        return failure();
       hostOffsets[offload.getOutput()] = offset.getInt();
       continue;
     }
@@ -297,6 +326,9 @@ LogicalResult StepLowering::readLayout() {
       if (!offset)
         return fail(op.getName().getStringRef() + " has no " +
                     kWorkspaceOffsetAttr + " for its workspace");
+      if (outside(&op, "the workspace", offset.getInt(), bytes, arenaBytes,
+                  "arena"))
+        return failure();
       workspaceBlocks[&op] = {offset.getInt(), bytes};
     }
     if (op.getNumResults() == 0)
@@ -305,9 +337,13 @@ LogicalResult StepLowering::readLayout() {
     if (!offsets || offsets.size() != static_cast<int64_t>(op.getNumResults()))
       return fail(op.getName().getStringRef() +
                   " has no lethe.offsets for each result");
-    for (auto [result, offset] :
-         llvm::zip(op.getResults(), offsets.asArrayRef()))
+    for (auto [index, result, offset] :
+         llvm::enumerate(op.getResults(), offsets.asArrayRef())) {
+      if (outside(&op, "result " + Twine(index), offset,
+                  getSizeInBytes(result.getType()), arenaBytes, "arena"))
+        return failure();
       arenaOffsets[result] = offset;
+    }
   }
   return success();
 }
