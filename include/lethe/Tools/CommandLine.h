@@ -22,9 +22,12 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <unistd.h>
 
@@ -86,7 +89,10 @@ inline bool parseCommandLine(int argc, char **argv, llvm::StringRef overview) {
 /// Makes LLVM's fatal errors one line in the tool's form, "TOOL: error:
 /// REASON", where LLVM prints "LLVM ERROR: REASON" (an output stream that
 /// could not be written, such as -o /dev/full, reports that way when it is
-/// closed); LLVM then exits with 1.
+/// closed); LLVM then exits with 1. Likewise an allocation that fails (a
+/// tensor larger than the machine's memory), where LLVM would print "LLVM
+/// ERROR: out of memory" and abort with a stack dump: the files the tool
+/// was writing are removed, as on a signal, and it exits with 1.
 inline void installFatalErrorHandler(const char *argv0) {
   static std::string tool;
   tool = llvm::sys::path::filename(argv0).str();
@@ -95,6 +101,22 @@ inline void installFatalErrorHandler(const char *argv0) {
         std::string line = tool + ": error: " + reason + "\n";
         std::fwrite(line.data(), 1, line.size(), stderr);
         std::fflush(stderr);
+      },
+      nullptr);
+  // Memory is short here: the line is put together without allocating.
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *reason, bool) {
+        char line[512];
+        int length = std::snprintf(
+            line, sizeof(line),
+            "%s: error: out of memory (%s): the tensors do not fit in this "
+            "machine's memory\n",
+            tool.c_str(), reason);
+        if (length > 0)
+          (void)!::write(STDERR_FILENO, line,
+                         std::min<size_t>(length, sizeof(line) - 1));
+        llvm::sys::RunInterruptHandlers();
+        std::_Exit(1);
       },
       nullptr);
 }
