@@ -822,14 +822,23 @@ int main(int argc, char **argv) {
   if (!save(".train.mlir"))
     return fail(error);
 
-  // The kernels the step calls, before planning spends time on it: lowered
-  // as it is, unplanned (a plan adds only copies between the arena and the
-  // host pool). The planned step's calls are checked again below.
+  // The kernels the step calls and its weights, before planning spends
+  // time on it: lowered as it is, unplanned (a plan adds only copies between
+  // the arena and the host pool, and changes no argument). The planned
+  // step's calls are checked again below.
+  std::vector<::lethe::driver::WeightsTensor> weights;
   {
     OwningOpRef<ModuleOp> unplanned = module->clone();
-    if (failed(runPipeline(
-            *unplanned,
-            "func.func(lethe-assign-arena),convert-lethe-to-runtime")))
+    if (failed(runPipeline(*unplanned, "func.func(lethe-assign-arena)")))
+      return 1;
+    func::FuncOp unplannedStep;
+    unplanned->walk([&](func::FuncOp function) {
+      if (function->hasAttr(kArenaAttr) && !unplannedStep)
+        unplannedStep = function;
+    });
+    if (unplannedStep && !collectWeights(unplannedStep, {}, weights, error))
+      return fail(error);
+    if (failed(runPipeline(*unplanned, "convert-lethe-to-runtime")))
       return 1;
     if (!checkEntryPoints(*unplanned, *target, error))
       return fail(error);
@@ -868,9 +877,6 @@ int main(int argc, char **argv) {
   nlohmann::json manifest;
   planning::MemoryTimeline timeline;
   if (!buildManifest(step, manifest, timeline, error))
-    return fail(error);
-  std::vector<::lethe::driver::WeightsTensor> weights;
-  if (!collectWeights(step, {}, weights, error))
     return fail(error);
   int64_t parameterBytes = 0;
   int64_t parameters = countParameters(step, parameterBytes);
