@@ -655,6 +655,21 @@ bool lethe::planning::checkTimelineJson(std::string_view text,
       lastIssue = issue;
       getInteger(getMember(steps[index], "live_bytes", where),
                  where + ".live_bytes", 0, INT64_MAX);
+      // What its tooltip says of it.
+      std::string kind =
+          getString(getMember(steps[index], "kind", where), where + ".kind");
+      if (kind != "compute" && kind != "recompute" && kind != "offload" &&
+          kind != "prefetch" && kind != "release")
+        throw SchemaError(where +
+                          ".kind must be compute, recompute, offload, "
+                          "prefetch or release, got '" +
+                          kind + "'");
+      double start = getNonNegative(getMember(steps[index], "start", where),
+                                    where + ".start");
+      double end =
+          getNonNegative(getMember(steps[index], "end", where), where + ".end");
+      if (end < start)
+        throw SchemaError(where + " ends before it starts");
     }
   } catch (const SchemaError &schemaError) {
     error = std::string(origin) + ": " + schemaError.what();

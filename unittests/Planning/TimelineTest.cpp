@@ -223,7 +223,7 @@ TEST(Timeline, ReaderChecksFormatAndVersion) {
   EXPECT_EQ(error, "t.json: version 2 is not the version this Lethe reads (1)");
   EXPECT_FALSE(checkTimelineJson(
       R"({"format": "lethe-memory-timeline", "version": 1, "peak_bytes": 5,
-          "seconds": 1, "steps": [{"issue": 0}]})",
+          "seconds": 1, "steps": [{"issue": 0, "kind": "compute", "start": 0, "end": 0}]})",
       "t.json", error));
   EXPECT_EQ(error, "t.json: steps[0] has no 'live_bytes'");
   EXPECT_FALSE(checkTimelineJson(
@@ -236,19 +236,37 @@ TEST(Timeline, ReaderChecksFormatAndVersion) {
           "seconds": -1, "steps": []})",
       "t.json", error));
   EXPECT_EQ(error.rfind("t.json: 'seconds' must be", 0), 0u) << error;
+  // Two steps, the second's fields as given.
+  auto twoSteps = [](const std::string &second) {
+    return R"({"format": "lethe-memory-timeline", "version": 1,
+               "peak_bytes": 5, "seconds": 1, "steps": [
+               {"issue": 0.5, "live_bytes": 5, "kind": "compute",
+                "start": 0.5, "end": 0.75}, {)" +
+           second + "}]}";
+  };
+  EXPECT_TRUE(checkTimelineJson(twoSteps(R"("issue": 0.5, "live_bytes": 3,
+      "kind": "offload", "start": 0.5, "end": 0.5)"),
+                                "t.json", error))
+      << error;
   // The page finds the level at a time by bisecting the issues.
-  EXPECT_FALSE(checkTimelineJson(
-      R"({"format": "lethe-memory-timeline", "version": 1, "peak_bytes": 5,
-          "seconds": 1, "steps": [{"issue": 0.5, "live_bytes": 5},
-                                  {"issue": 0.25, "live_bytes": 3}]})",
-      "t.json", error));
+  EXPECT_FALSE(checkTimelineJson(twoSteps(R"("issue": 0.25, "live_bytes": 3,
+      "kind": "compute", "start": 0.75, "end": 1)"),
+                                 "t.json", error));
   EXPECT_EQ(error, "t.json: steps[1].issue goes back in time, to 0.250000 s "
                    "after 0.500000 s");
-  EXPECT_TRUE(checkTimelineJson(
-      R"({"format": "lethe-memory-timeline", "version": 1, "peak_bytes": 5,
-          "seconds": 1, "steps": [{"issue": 0, "live_bytes": 5},
-                                  {"issue": 0, "live_bytes": 3}]})",
-      "t.json", error));
+  EXPECT_FALSE(checkTimelineJson(twoSteps(R"("issue": 0.75, "live_bytes": 3,
+      "kind": "bogus", "start": 0.75, "end": 1)"),
+                                 "t.json", error));
+  EXPECT_EQ(error, "t.json: steps[1].kind must be compute, recompute, "
+                   "offload, prefetch or release, got 'bogus'");
+  EXPECT_FALSE(checkTimelineJson(twoSteps(R"("issue": 0.75, "live_bytes": 3,
+      "kind": "compute", "start": 0.75, "end": 0.5)"),
+                                 "t.json", error));
+  EXPECT_EQ(error, "t.json: steps[1] ends before it starts");
+  EXPECT_FALSE(checkTimelineJson(twoSteps(R"("issue": 0.75, "live_bytes": 3,
+      "kind": "compute", "start": [0.75], "end": 1)"),
+                                 "t.json", error));
+  EXPECT_EQ(error.rfind("t.json: steps[1].start must be", 0), 0u) << error;
 }
 
 } // namespace
