@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace lethe::driver;
 
@@ -69,9 +70,19 @@ struct Destination {
   /// its symbolic links lead to. Empty for a file written in place.
   std::string replaced;
   /// Whether the path is written in place: a device, a FIFO or the like,
-  /// or a link to a file that does not exist yet (opening it makes it).
+  /// a path under /dev or /proc (/dev/stdout leads to whatever standard
+  /// output is, a file too), or a link to a file that does not exist yet
+  /// (opening it makes it).
   bool inPlace = false;
+  /// Whether writing makes the file a dangling link leads to (removed again
+  /// when the write fails).
+  bool makesLinkTarget = false;
 };
+
+/// Whether `path` lies under /dev or /proc.
+bool isSystemPath(const std::string &path) {
+  return path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0;
+}
 
 /// Where the bytes meant for `path` go; false with an error when the path
 /// is (or leads to) a directory.
@@ -84,9 +95,19 @@ bool findDestination(const std::string &path, Destination &destination,
   }
   std::string target = path;
   if (S_ISLNK(status.st_mode)) {
+    char link[PATH_MAX];
+    ssize_t length = ::readlink(path.c_str(), link, sizeof(link) - 1);
+    bool system =
+        isSystemPath(path) ||
+        (length > 0 && isSystemPath(std::string(link, size_t(length))));
     char resolved[PATH_MAX];
     if (!::realpath(path.c_str(), resolved) || ::stat(resolved, &status) != 0) {
       destination.inPlace = true; // a dangling link: opening makes its file
+      destination.makesLinkTarget = true;
+      return true;
+    }
+    if (system && !S_ISDIR(status.st_mode)) {
+      destination.inPlace = true;
       return true;
     }
     target = resolved;
@@ -95,11 +116,28 @@ bool findDestination(const std::string &path, Destination &destination,
     error = "cannot write '" + path + "': it is a directory";
     return false;
   }
-  if (S_ISREG(status.st_mode))
+  if (S_ISREG(status.st_mode) && !isSystemPath(path))
     destination.replaced = target;
   else
     destination.inPlace = true;
   return true;
+}
+
+/// What identifies the file `path` names: its device and inode when it
+/// exists, else its directory's real path and its name.
+std::string identify(const std::string &path) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) == 0)
+    return "inode " + std::to_string(status.st_dev) + ":" +
+           std::to_string(status.st_ino);
+  size_t slash = path.rfind('/');
+  std::string directory =
+      slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  char resolved[PATH_MAX];
+  if (!::realpath(directory.c_str(), resolved))
+    return "path " + path;
+  return "path " + std::string(resolved) + "/" +
+         (slash == std::string::npos ? path : path.substr(slash + 1));
 }
 
 /// Writes `bytes` to `file`, which is created or truncated; false with an
@@ -154,6 +192,24 @@ bool lethe::driver::writeFilesAtomically(
   for (size_t index = 0; index < files.size(); ++index)
     if (!findDestination(files[index].first, destinations[index], error))
       return false;
+  // Two paths may name one file through links (or one path's temporary
+  // another's file): each would overwrite the other's bytes.
+  std::vector<std::pair<std::string, size_t>> identities;
+  for (size_t index = 0; index < files.size(); ++index) {
+    identities.emplace_back(identify(files[index].first), index);
+    if (!destinations[index].inPlace)
+      identities.emplace_back(identify(destinations[index].replaced + ".tmp"),
+                              index);
+  }
+  for (size_t first = 0; first < identities.size(); ++first)
+    for (size_t second = first + 1; second < identities.size(); ++second)
+      if (identities[first].first == identities[second].first &&
+          identities[first].second != identities[second].second) {
+        error = "'" + files[identities[first].second].first + "' and '" +
+                files[identities[second].second].first +
+                "' name the same file; give each its own";
+        return false;
+      }
   // The temporaries of the files replaced, then the files written in place,
   // then the renames.
   std::vector<std::string> temporaries;
@@ -177,6 +233,10 @@ bool lethe::driver::writeFilesAtomically(
         !writeFile(files[index].first, files[index].first, files[index].second,
                    error)) {
       removeTemporaries();
+      char made[PATH_MAX];
+      if (destinations[index].makesLinkTarget &&
+          ::realpath(files[index].first.c_str(), made))
+        std::remove(made);
       return false;
     }
   // Renames do not fail for want of space; one that fails for another

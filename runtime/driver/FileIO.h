@@ -41,8 +41,9 @@ bool writeFileAtomically(const std::string &path, const std::string &bytes,
 /// `path`.tmp first, then renames them all once all are written; false,
 /// with a one-line `error`, when one cannot be written (the temporaries are
 /// removed, and no path is touched, but a device or FIFO written in place
-/// before the failure). The paths must differ: two would share
-/// a temporary (the driver refuses such options before training).
+/// before the failure). Two paths that name one file (through links, or
+/// one path the other's temporary) are refused before anything is written
+/// (the driver refuses equal paths before training already).
 bool writeFilesAtomically(
     const std::vector<std::pair<std::string, std::string>> &files,
     std::string &error);

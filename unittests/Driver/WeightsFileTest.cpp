@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <sys/stat.h>
 
 using namespace lethe::driver;
 
@@ -140,6 +141,47 @@ TEST(FileIOTest, WritesThroughLinksAndIntoDevices) {
   EXPECT_TRUE(fs::is_symlink(full));
   EXPECT_FALSE(fs::exists(directory / "b.txt"));
   EXPECT_FALSE(fs::exists(directory / "b.txt.tmp"));
+
+  // Two paths of one file (through a link, or one the other's temporary)
+  // are refused before anything is written.
+  EXPECT_FALSE(lethe::driver::writeFilesAtomically(
+      {{target.string(), "one"}, {link.string(), "two"}}, error));
+  EXPECT_EQ(error, "'" + target.string() + "' and '" + link.string() +
+                       "' name the same file; give each its own");
+  ASSERT_TRUE(lethe::driver::readWholeFile(target.string(), bytes, error));
+  EXPECT_EQ(bytes, "new");
+  fs::path w = directory / "w", wTmp = directory / "w.tmp";
+  EXPECT_FALSE(lethe::driver::writeFilesAtomically(
+      {{wTmp.string(), "weights"}, {w.string(), "profile"}}, error));
+  EXPECT_EQ(error, "'" + wTmp.string() + "' and '" + w.string() +
+                       "' name the same file; give each its own");
+  EXPECT_FALSE(fs::exists(w));
+  EXPECT_FALSE(fs::exists(wTmp));
+
+  // A path through /proc (or /dev, as /dev/stdout) is written in place:
+  // replacing it would replace the file an open descriptor writes, such as
+  // standard output redirected to a log.
+  fs::path log = directory / "log.txt";
+  std::FILE *open = std::fopen(log.string().c_str(), "w");
+  ASSERT_NE(open, nullptr);
+  std::fputs("kept ", open);
+  std::fflush(open);
+  fs::path descriptor = directory / "descriptor";
+  fs::create_symlink("/proc/self/fd/" + std::to_string(::fileno(open)),
+                     descriptor);
+  auto inode = [](const fs::path &file) {
+    struct stat status;
+    return ::stat(file.string().c_str(), &status) == 0 ? status.st_ino
+                                                       : ino_t(0);
+  };
+  ino_t before = inode(log);
+  EXPECT_TRUE(
+      lethe::driver::writeFileAtomically(descriptor.string(), "trace", error))
+      << error;
+  EXPECT_EQ(inode(log), before);
+  std::fclose(open);
+  ASSERT_TRUE(lethe::driver::readWholeFile(log.string(), bytes, error));
+  EXPECT_EQ(bytes, "trace");
   fs::remove_all(directory);
 }
 

@@ -89,10 +89,12 @@ inline bool parseCommandLine(int argc, char **argv, llvm::StringRef overview) {
 /// Makes LLVM's fatal errors one line in the tool's form, "TOOL: error:
 /// REASON", where LLVM prints "LLVM ERROR: REASON" (an output stream that
 /// could not be written, such as -o /dev/full, reports that way when it is
-/// closed); LLVM then exits with 1. Likewise an allocation that fails (a
+/// closed); LLVM then exits with 1 (or aborts, for an internal error that
+/// asks for a crash report). Likewise an allocation that fails (a
 /// tensor larger than the machine's memory), where LLVM would print "LLVM
-/// ERROR: out of memory" and abort with a stack dump: the files the tool
-/// was writing are removed, as on a signal, and it exits with 1.
+/// ERROR: out of memory" and abort with a stack dump: the files registered
+/// for removal on a signal (LLVM's ToolOutputFile) are removed, and the
+/// tool exits with 1.
 inline void installFatalErrorHandler(const char *argv0) {
   static std::string tool;
   tool = llvm::sys::path::filename(argv0).str();
