@@ -93,6 +93,16 @@ FailureOr<Value> AddLossPass::buildLoss(func::FuncOp function,
           function.getLoc())))
     return failure();
   Value label = function.getArgument(position);
+  // Results that name an argument by its number (an imported training
+  // graph's updates, say) name the same argument after the insertion.
+  for (unsigned index = 0; index < function.getNumResults(); ++index)
+    for (StringRef attribute : {kUpdatesAttr, kGradientOfAttr})
+      if (auto argument =
+              function.getResultAttrOfType<IntegerAttr>(index, attribute);
+          argument && argument.getInt() >= static_cast<int64_t>(position))
+        function.setResultAttr(
+            index, attribute,
+            builder.getI64IntegerAttr(argument.getInt() + 1));
 
   auto returnOp = cast<func::ReturnOp>(function.getBody().front().back());
   OpBuilder opBuilder(returnOp);

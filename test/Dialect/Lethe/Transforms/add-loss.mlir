@@ -38,3 +38,17 @@ func.func @segment(%x: tensor<2x3x4x4xf32> {lethe.name = "labels"}) -> (tensor<2
   %0 = lethe.relu %x : tensor<2x3x4x4xf32>
   return %0 : tensor<2x3x4x4xf32>
 }
+
+// -----
+
+// Results that name an argument by its number (a training graph's update of
+// its parameter) still name it after the label goes in before it.
+
+// SCE-LABEL: func.func @updated
+// SCE-SAME: %{{.*}}: tensor<4xi64> {lethe.label, lethe.name = "labels"}, %{{.*}}: tensor<10x16xf32> {lethe.name = "w", lethe.parameter, lethe.trainable}
+// SCE-SAME: tensor<10x16xf32> {lethe.name = "w", lethe.updates = 2 : i64}
+func.func @updated(%x: tensor<4x16xf32> {lethe.name = "x"}, %w: tensor<10x16xf32> {lethe.name = "w", lethe.parameter, lethe.trainable}) -> (tensor<4x10xf32> {lethe.name = "logits"}, tensor<10x16xf32> {lethe.name = "w", lethe.updates = 1 : i64}) {
+  %0 = lethe.gemm %x, %w {trans_b} : (tensor<4x16xf32>, tensor<10x16xf32>) -> tensor<4x10xf32>
+  %1 = lethe.neg %w : tensor<10x16xf32>
+  return %0, %1 : tensor<4x10xf32>, tensor<10x16xf32>
+}
