@@ -650,8 +650,8 @@ bool lethe::planning::checkTimelineJson(std::string_view text,
                                     where + ".issue");
       if (issue < lastIssue)
         throw SchemaError(where + ".issue goes back in time, to " +
-                          std::to_string(issue) + " s after " +
-                          std::to_string(lastIssue) + " s");
+                          shortSeconds(issue) + " after " +
+                          shortSeconds(lastIssue));
       lastIssue = issue;
       getInteger(getMember(steps[index], "live_bytes", where),
                  where + ".live_bytes", 0, INT64_MAX);

@@ -252,8 +252,8 @@ TEST(Timeline, ReaderChecksFormatAndVersion) {
   EXPECT_FALSE(checkTimelineJson(twoSteps(R"("issue": 0.25, "live_bytes": 3,
       "kind": "compute", "start": 0.75, "end": 1)"),
                                  "t.json", error));
-  EXPECT_EQ(error, "t.json: steps[1].issue goes back in time, to 0.250000 s "
-                   "after 0.500000 s");
+  EXPECT_EQ(error, "t.json: steps[1].issue goes back in time, to 250.000 ms "
+                   "after 500.000 ms");
   EXPECT_FALSE(checkTimelineJson(twoSteps(R"("issue": 0.75, "live_bytes": 3,
       "kind": "bogus", "start": 0.75, "end": 1)"),
                                  "t.json", error));
