@@ -193,13 +193,30 @@ bool lethe::driver::writeFilesAtomically(
     if (!findDestination(files[index].first, destinations[index], error))
       return false;
   // Two paths may name one file through links (or one path's temporary
-  // another's file): each would overwrite the other's bytes.
+  // another's file): each would overwrite the other's bytes. Devices and
+  // streams written in place take each write in turn (say /dev/stdout and
+  // /dev/stderr, both the terminal).
   std::vector<std::pair<std::string, size_t>> identities;
   for (size_t index = 0; index < files.size(); ++index) {
-    identities.emplace_back(identify(files[index].first), index);
-    if (!destinations[index].inPlace)
-      identities.emplace_back(identify(destinations[index].replaced + ".tmp"),
-                              index);
+    const std::string &path = files[index].first;
+    if (destinations[index].makesLinkTarget) {
+      // The file the dangling link will make.
+      char link[PATH_MAX];
+      ssize_t length = ::readlink(path.c_str(), link, sizeof(link) - 1);
+      if (length <= 0)
+        continue;
+      std::string target(link, size_t(length));
+      size_t slash = path.rfind('/');
+      if (target[0] != '/' && slash != std::string::npos)
+        target = path.substr(0, slash + 1) + target;
+      identities.emplace_back(identify(target), index);
+      continue;
+    }
+    if (destinations[index].inPlace)
+      continue;
+    identities.emplace_back(identify(path), index);
+    identities.emplace_back(identify(destinations[index].replaced + ".tmp"),
+                            index);
   }
   for (size_t first = 0; first < identities.size(); ++first)
     for (size_t second = first + 1; second < identities.size(); ++second)

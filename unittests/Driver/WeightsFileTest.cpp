@@ -157,6 +157,21 @@ TEST(FileIOTest, WritesThroughLinksAndIntoDevices) {
                        "' name the same file; give each its own");
   EXPECT_FALSE(fs::exists(w));
   EXPECT_FALSE(fs::exists(wTmp));
+  // A dangling link and the new file it leads to are one file too.
+  fs::path later = directory / "later.txt", toLater = directory / "to-later";
+  fs::create_symlink("later.txt", toLater);
+  EXPECT_FALSE(lethe::driver::writeFilesAtomically(
+      {{later.string(), "a"}, {toLater.string(), "b"}}, error));
+  EXPECT_EQ(error, "'" + later.string() + "' and '" + toLater.string() +
+                       "' name the same file; give each its own");
+  EXPECT_FALSE(fs::exists(later));
+  // A device takes each write in turn (/dev/stdout and /dev/stderr may be
+  // one terminal).
+  fs::path otherNull = directory / "other-null";
+  fs::create_symlink("/dev/null", otherNull);
+  EXPECT_TRUE(lethe::driver::writeFilesAtomically(
+      {{null.string(), "a"}, {otherNull.string(), "b"}}, error))
+      << error;
 
   // A path through /proc (or /dev, as /dev/stdout) is written in place:
   // replacing it would replace the file an open descriptor writes, such as
