@@ -75,8 +75,10 @@ struct Destination {
   /// (opening it makes it).
   bool inPlace = false;
   /// Whether writing makes the file a dangling link leads to (removed again
-  /// when the write fails).
+  /// when the write fails), and the path the link names, as seen from here
+  /// (a relative one taken from the link's directory).
   bool makesLinkTarget = false;
+  std::string linkTarget;
 };
 
 /// Whether `path` lies under /dev or /proc.
@@ -97,13 +99,17 @@ bool findDestination(const std::string &path, Destination &destination,
   if (S_ISLNK(status.st_mode)) {
     char link[PATH_MAX];
     ssize_t length = ::readlink(path.c_str(), link, sizeof(link) - 1);
-    bool system =
-        isSystemPath(path) ||
-        (length > 0 && isSystemPath(std::string(link, size_t(length))));
+    std::string named = length > 0 ? std::string(link, size_t(length)) : "";
+    bool system = isSystemPath(path) || isSystemPath(named);
     char resolved[PATH_MAX];
     if (!::realpath(path.c_str(), resolved) || ::stat(resolved, &status) != 0) {
       destination.inPlace = true; // a dangling link: opening makes its file
       destination.makesLinkTarget = true;
+      size_t slash = path.rfind('/');
+      destination.linkTarget =
+          named.empty() || named[0] == '/' || slash == std::string::npos
+              ? named
+              : path.substr(0, slash + 1) + named;
       return true;
     }
     if (system && !S_ISDIR(status.st_mode)) {
@@ -201,15 +207,9 @@ bool lethe::driver::writeFilesAtomically(
     const std::string &path = files[index].first;
     if (destinations[index].makesLinkTarget) {
       // The file the dangling link will make.
-      char link[PATH_MAX];
-      ssize_t length = ::readlink(path.c_str(), link, sizeof(link) - 1);
-      if (length <= 0)
-        continue;
-      std::string target(link, size_t(length));
-      size_t slash = path.rfind('/');
-      if (target[0] != '/' && slash != std::string::npos)
-        target = path.substr(0, slash + 1) + target;
-      identities.emplace_back(identify(target), index);
+      if (!destinations[index].linkTarget.empty())
+        identities.emplace_back(identify(destinations[index].linkTarget),
+                                index);
       continue;
     }
     if (destinations[index].inPlace)

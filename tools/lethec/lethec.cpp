@@ -681,6 +681,17 @@ int64_t countParameters(func::FuncOp function, int64_t &bytes) {
   return count;
 }
 
+/// The training step of `module` once it is laid out: its first function
+/// with an arena, or null.
+func::FuncOp findLaidOutStep(ModuleOp module) {
+  func::FuncOp step;
+  module.walk([&](func::FuncOp function) {
+    if (function->hasAttr(kArenaAttr) && !step)
+      step = function;
+  });
+  return step;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -831,11 +842,7 @@ int main(int argc, char **argv) {
     OwningOpRef<ModuleOp> unplanned = module->clone();
     if (failed(runPipeline(*unplanned, "func.func(lethe-assign-arena)")))
       return 1;
-    func::FuncOp unplannedStep;
-    unplanned->walk([&](func::FuncOp function) {
-      if (function->hasAttr(kArenaAttr) && !unplannedStep)
-        unplannedStep = function;
-    });
+    func::FuncOp unplannedStep = findLaidOutStep(*unplanned);
     if (unplannedStep && !collectWeights(unplannedStep, {}, weights, error))
       return fail(error);
     if (failed(runPipeline(*unplanned, "convert-lethe-to-runtime")))
@@ -867,11 +874,7 @@ int main(int argc, char **argv) {
   if (!save(".planned.mlir"))
     return fail(error);
 
-  func::FuncOp step;
-  module->walk([&](func::FuncOp function) {
-    if (function->hasAttr(kArenaAttr) && !step)
-      step = function;
-  });
+  func::FuncOp step = findLaidOutStep(*module);
   if (!step)
     return fail("no function of '" + inputPath + "' has a training step");
   nlohmann::json manifest;
