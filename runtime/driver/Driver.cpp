@@ -33,8 +33,8 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <utility>
 #include <unistd.h>
+#include <utility>
 
 using namespace lethe::driver;
 using Clock = std::chrono::steady_clock;
@@ -262,7 +262,7 @@ std::optional<Failure> readDataInput(const std::string &directory,
       c = '_';
   std::string path = directory + "/" + fileName + ".npy";
   std::string bytes, error;
-  if (!readWholeFile(path, bytes, error))
+  if (!readWholeFile(path, bytes, error, kNpyMagic))
     return Failure{error + " (--data DIR needs <name>.npy for " +
                    describe(argument, index) + ")"};
   NpyArray array;

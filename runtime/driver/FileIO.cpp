@@ -6,11 +6,13 @@
 
 #include "FileIO.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,7 +38,7 @@ std::string lethe::driver::printable(std::string_view text) {
 }
 
 bool lethe::driver::readWholeFile(const std::string &path, std::string &bytes,
-                                  std::string &error) {
+                                  std::string &error, std::string_view magic) {
   struct stat status;
   if (::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode)) {
     error = "cannot read '" + path + "': it is a directory";
@@ -50,8 +52,12 @@ bool lethe::driver::readWholeFile(const std::string &path, std::string &bytes,
   bytes.clear();
   char buffer[1 << 16];
   size_t count;
-  while ((count = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
+  while ((count = std::fread(buffer, 1, sizeof(buffer), file)) > 0) {
     bytes.append(buffer, count);
+    size_t compared = std::min(bytes.size(), magic.size());
+    if (bytes.compare(0, compared, magic, 0, compared) != 0)
+      break;
+  }
   bool failed = std::ferror(file);
   int savedErrno = errno;
   std::fclose(file);
@@ -146,15 +152,10 @@ std::string identify(const std::string &path) {
          (slash == std::string::npos ? path : path.substr(slash + 1));
 }
 
-/// Writes `bytes` to `file`, which is created or truncated; false with an
-/// error naming `path` (the file meant) when it cannot.
-bool writeFile(const std::string &path, const std::string &file,
-               const std::string &bytes, std::string &error) {
-  std::FILE *stream = std::fopen(file.c_str(), "wb");
-  if (!stream) {
-    error = "cannot write '" + path + "': " + std::strerror(errno);
-    return false;
-  }
+/// Writes `bytes` to `stream` and closes it; false with an error naming
+/// `path` (the file meant) when it cannot.
+bool writeAndClose(const std::string &path, std::FILE *stream,
+                   const std::string &bytes, std::string &error) {
   // errno is read only after a call that failed: an earlier call's (a stat
   // of a file not there yet) would name the wrong cause.
   bool written =
@@ -170,14 +171,55 @@ bool writeFile(const std::string &path, const std::string &file,
   return written;
 }
 
-/// Writes `bytes` to `temporary`; false with an error naming `path` (the
-/// file meant) when it cannot, the temporary removed.
-bool writeTemporary(const std::string &path, const std::string &temporary,
-                    const std::string &bytes, std::string &error) {
-  if (writeFile(path, temporary, bytes, error))
-    return true;
-  std::remove(temporary.c_str());
-  return false;
+/// Writes `bytes` to `file`, which is created or truncated; false with an
+/// error naming `path` (the file meant) when it cannot.
+bool writeFile(const std::string &path, const std::string &file,
+               const std::string &bytes, std::string &error) {
+  std::FILE *stream = std::fopen(file.c_str(), "wb");
+  if (!stream) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  return writeAndClose(path, stream, bytes, error);
+}
+
+/// Writes `bytes` to a new file beside `replaced` (the file they are meant
+/// to replace), named `replaced`.tmp.PID.N with the first N no file has, so
+/// that no file of the user's is overwritten, and with the mode of the file
+/// replaced or, for a new one, the mode a new file gets (0666 less the
+/// umask). Sets `temporary` to its name; false with an error naming `path`
+/// (the file meant) when it cannot, nothing left.
+bool writeTemporary(const std::string &path, const std::string &replaced,
+                    const std::string &bytes, std::string &temporary,
+                    std::string &error) {
+  std::string name;
+  int descriptor = -1;
+  for (unsigned attempt = 0; descriptor < 0; ++attempt) {
+    name = replaced + ".tmp." + std::to_string(::getpid()) + "." +
+           std::to_string(attempt);
+    descriptor =
+        ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (descriptor < 0 && (errno != EEXIST || attempt == 1000)) {
+      error = "cannot write '" + path + "': " + std::strerror(errno);
+      return false;
+    }
+  }
+  struct stat status;
+  std::FILE *stream = nullptr;
+  if ((::stat(replaced.c_str(), &status) == 0 &&
+       ::fchmod(descriptor, status.st_mode & 07777) != 0) ||
+      !(stream = ::fdopen(descriptor, "wb"))) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    ::close(descriptor);
+    std::remove(name.c_str());
+    return false;
+  }
+  if (!writeAndClose(path, stream, bytes, error)) {
+    std::remove(name.c_str());
+    return false;
+  }
+  temporary = name;
+  return true;
 }
 
 } // namespace
@@ -198,10 +240,9 @@ bool lethe::driver::writeFilesAtomically(
   for (size_t index = 0; index < files.size(); ++index)
     if (!findDestination(files[index].first, destinations[index], error))
       return false;
-  // Two paths may name one file through links (or one path's temporary
-  // another's file): each would overwrite the other's bytes. Devices and
-  // streams written in place take each write in turn (say /dev/stdout and
-  // /dev/stderr, both the terminal).
+  // Two paths may name one file through links: each would overwrite the
+  // other's bytes. Devices and streams written in place take each write in
+  // turn (say /dev/stdout and /dev/stderr, both the terminal).
   std::vector<std::pair<std::string, size_t>> identities;
   for (size_t index = 0; index < files.size(); ++index) {
     const std::string &path = files[index].first;
@@ -215,8 +256,6 @@ bool lethe::driver::writeFilesAtomically(
     if (destinations[index].inPlace)
       continue;
     identities.emplace_back(identify(path), index);
-    identities.emplace_back(identify(destinations[index].replaced + ".tmp"),
-                            index);
   }
   for (size_t first = 0; first < identities.size(); ++first)
     for (size_t second = first + 1; second < identities.size(); ++second)
@@ -237,9 +276,9 @@ bool lethe::driver::writeFilesAtomically(
   for (size_t index = 0; index < files.size(); ++index) {
     if (destinations[index].inPlace)
       continue;
-    std::string temporary = destinations[index].replaced + ".tmp";
-    if (!writeTemporary(files[index].first, temporary, files[index].second,
-                        error)) {
+    std::string temporary;
+    if (!writeTemporary(files[index].first, destinations[index].replaced,
+                        files[index].second, temporary, error)) {
       removeTemporaries();
       return false;
     }

@@ -135,8 +135,7 @@ std::string lethe::driver::getNpyDescr(lethe_rt_dtype dtype) {
 bool lethe::driver::parseNpy(std::string_view bytes, std::string_view origin,
                              NpyArray &array, std::string &error) {
   std::string prefix = "'" + std::string(origin) + "'";
-  static constexpr char kMagic[] = "\x93NUMPY";
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) {
+  if (bytes.size() < 10 || bytes.substr(0, kNpyMagic.size()) != kNpyMagic) {
     error = prefix + " is not a NumPy .npy file (bad magic)";
     return false;
   }

@@ -23,6 +23,9 @@
 
 namespace lethe::driver {
 
+/// The magic a .npy file starts with.
+inline constexpr std::string_view kNpyMagic{"\x93NUMPY", 6};
+
 /// A parsed .npy array: its NumPy dtype descriptor ('<f4'), shape and
 /// element bytes.
 struct NpyArray {

@@ -234,7 +234,8 @@ bool lethe::driver::readWeightsFile(const std::string &path,
                                     std::vector<WeightsTensor> &tensors,
                                     std::string &error) {
   std::string bytes;
-  if (!readWholeFile(path, bytes, error))
+  if (!readWholeFile(path, bytes, error,
+                     std::string_view(kWeightsMagic, sizeof(kWeightsMagic))))
     return false;
   return parseWeights(bytes, path, tensors, error);
 }

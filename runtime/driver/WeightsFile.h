@@ -65,10 +65,10 @@ bool serializeWeights(const std::vector<WeightsTensor> &tensors,
 bool parseWeights(std::string_view bytes, std::string_view origin,
                   std::vector<WeightsTensor> &tensors, std::string &error);
 
-/// Writes `tensors` to `path` as a weights file: first to `path`.tmp, then
-/// renamed over `path`, so that a failure leaves no partial file. False, with
-/// a one-line `error` saying what failed, when a tensor is malformed or the
-/// file cannot be written. This is what lethec calls.
+/// Writes `tensors` to `path` as a weights file: first to a temporary beside
+/// it, then renamed over `path`, so that a failure leaves no partial file.
+/// False, with a one-line `error` saying what failed, when a tensor is
+/// malformed or the file cannot be written. This is what lethec calls.
 bool writeWeightsFile(const std::string &path,
                       const std::vector<WeightsTensor> &tensors,
                       std::string &error);

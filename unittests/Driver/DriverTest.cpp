@@ -127,7 +127,10 @@ protected:
         << result.err;
     for (const std::string &file : noFiles) {
       EXPECT_FALSE(fs::exists(path(file))) << file;
-      EXPECT_FALSE(fs::exists(path(file + ".tmp"))) << file;
+      // Nor a temporary of it (FILE.tmp.PID.N).
+      for (const auto &entry : fs::directory_iterator(directory))
+        EXPECT_NE(entry.path().filename().string().rfind(file + ".tmp", 0), 0u)
+            << entry.path();
     }
   }
 
@@ -439,6 +442,10 @@ TEST_F(DriverTest, WeightsErrors) {
   expectError("--weights magic.weights" + write,
               "'magic.weights' is not a Lethe weights file (bad magic",
               outputs);
+  // A file of another kind is read no further than its first bytes:
+  // /dev/zero never ends.
+  expectError("--weights /dev/zero" + write,
+              "'/dev/zero' is not a Lethe weights file (bad magic", outputs);
 
   std::string bytes;
   ASSERT_TRUE(serializeWeights(weights.tensors(), bytes, error));
@@ -459,6 +466,11 @@ TEST_F(DriverTest, DataErrors) {
   writeText(path("data/x.npy"), "not numpy");
   expectError("--data data" + write,
               "'data/x.npy' is not a NumPy .npy file (bad magic)", outputs);
+  fs::remove(path("data/x.npy"));
+  fs::create_symlink("/dev/zero", path("data/x.npy"));
+  expectError("--data data" + write,
+              "'data/x.npy' is not a NumPy .npy file (bad magic)", outputs);
+  fs::remove(path("data/x.npy"));
   writeText(path("data/x.npy"), serializeNpy(LETHE_RT_F64, {kBatch, kInputs},
                                              std::string(8 * kXSize, '\0')));
   expectError("--data data" + write,

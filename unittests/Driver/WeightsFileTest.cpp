@@ -11,11 +11,21 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <sys/stat.h>
 
 using namespace lethe::driver;
 
 namespace {
+
+/// The files a writer left in `directory` with ".tmp" in their names.
+std::vector<std::string> temporariesIn(const std::filesystem::path &directory) {
+  std::vector<std::string> found;
+  for (const auto &entry : std::filesystem::directory_iterator(directory))
+    if (entry.path().filename().string().find(".tmp") != std::string::npos)
+      found.push_back(entry.path().filename().string());
+  return found;
+}
 
 std::vector<WeightsTensor> sampleTensors() {
   return {
@@ -74,7 +84,7 @@ TEST(WeightsFileTest, WriteAndReadFile) {
   std::string path = testing::TempDir() + "/weights-round-trip.weights";
   std::string error;
   ASSERT_TRUE(writeWeightsFile(path, sampleTensors(), error)) << error;
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_TRUE(temporariesIn(testing::TempDir()).empty());
   std::vector<WeightsTensor> tensors;
   ASSERT_TRUE(readWeightsFile(path, tensors, error)) << error;
   EXPECT_TRUE(sameTensors(tensors, sampleTensors()));
@@ -109,8 +119,7 @@ TEST(FileIOTest, WritesThroughLinksAndIntoDevices) {
   std::string bytes;
   ASSERT_TRUE(lethe::driver::readWholeFile(target.string(), bytes, error));
   EXPECT_EQ(bytes, "new");
-  EXPECT_FALSE(fs::exists(directory / "target.txt.tmp"));
-  EXPECT_FALSE(fs::exists(directory / "link.txt.tmp"));
+  EXPECT_TRUE(temporariesIn(directory).empty());
 
   // A dangling link: its file is made.
   fs::path dangling = directory / "dangling.txt";
@@ -140,23 +149,16 @@ TEST(FileIOTest, WritesThroughLinksAndIntoDevices) {
             "cannot write '" + full.string() + "': No space left on device");
   EXPECT_TRUE(fs::is_symlink(full));
   EXPECT_FALSE(fs::exists(directory / "b.txt"));
-  EXPECT_FALSE(fs::exists(directory / "b.txt.tmp"));
+  EXPECT_TRUE(temporariesIn(directory).empty());
 
-  // Two paths of one file (through a link, or one the other's temporary)
-  // are refused before anything is written.
+  // Two paths of one file (through a link) are refused before anything is
+  // written.
   EXPECT_FALSE(lethe::driver::writeFilesAtomically(
       {{target.string(), "one"}, {link.string(), "two"}}, error));
   EXPECT_EQ(error, "'" + target.string() + "' and '" + link.string() +
                        "' name the same file; give each its own");
   ASSERT_TRUE(lethe::driver::readWholeFile(target.string(), bytes, error));
   EXPECT_EQ(bytes, "new");
-  fs::path w = directory / "w", wTmp = directory / "w.tmp";
-  EXPECT_FALSE(lethe::driver::writeFilesAtomically(
-      {{wTmp.string(), "weights"}, {w.string(), "profile"}}, error));
-  EXPECT_EQ(error, "'" + wTmp.string() + "' and '" + w.string() +
-                       "' name the same file; give each its own");
-  EXPECT_FALSE(fs::exists(w));
-  EXPECT_FALSE(fs::exists(wTmp));
   // A dangling link and the new file it leads to are one file too.
   fs::path later = directory / "later.txt", toLater = directory / "to-later";
   fs::create_symlink("later.txt", toLater);
@@ -217,6 +219,28 @@ TEST(WeightsFileTest, WriterRejectsMalformedTensors) {
   std::string path = testing::TempDir() + "/no-such-dir/x.weights";
   EXPECT_FALSE(writeWeightsFile(path, sampleTensors(), error));
   EXPECT_NE(error.find("cannot write"), std::string::npos) << error;
+}
+
+// A reader given a magic stops at the first read whose bytes differ from
+// it; a file that starts with the magic is read whole.
+TEST(FileIOTest, ReadStopsAtAnotherMagic) {
+  std::string path = testing::TempDir() + "/read-magic.bin";
+  std::string large(1 << 20, 'x'), bytes, error;
+  std::string weightsLike = std::string("LETHEWTS") + large;
+  ASSERT_TRUE(writeFileAtomically(path, large, error)) << error;
+  ASSERT_TRUE(readWholeFile(path, bytes, error, "LETHEWTS")) << error;
+  EXPECT_LT(bytes.size(), large.size());
+  EXPECT_GE(bytes.size(), 1u);
+  ASSERT_TRUE(readWholeFile(path, bytes, error)) << error;
+  EXPECT_EQ(bytes, large);
+  ASSERT_TRUE(writeFileAtomically(path, weightsLike, error)) << error;
+  ASSERT_TRUE(readWholeFile(path, bytes, error, "LETHEWTS")) << error;
+  EXPECT_EQ(bytes, weightsLike);
+  // Shorter than the magic, and a prefix of it: read whole.
+  ASSERT_TRUE(writeFileAtomically(path, "LETH", error)) << error;
+  ASSERT_TRUE(readWholeFile(path, bytes, error, "LETHEWTS")) << error;
+  EXPECT_EQ(bytes, "LETH");
+  std::remove(path.c_str());
 }
 
 TEST(WeightsFileTest, ReaderErrors) {
@@ -297,3 +321,46 @@ TEST(WeightsFileTest, ReaderErrors) {
 }
 
 } // namespace
+
+// The temporaries have names no file has yet: a file of the user's named
+// like one (OUT.tmp beside OUT, or both OUT.tmp and another output) is left
+// alone. The file replaced keeps its mode; a new one gets 0666 less the
+// umask.
+TEST(FileIOTest, TemporariesLeaveUsersFilesAndModes) {
+  namespace fs = std::filesystem;
+  fs::path directory = fs::path(testing::TempDir()) / "file-io-temporaries";
+  fs::remove_all(directory);
+  fs::create_directories(directory);
+  fs::path w = directory / "w", wTmp = directory / "w.tmp";
+  std::string error, bytes;
+  ASSERT_TRUE(writeFileAtomically(wTmp.string(), "mine", error)) << error;
+  ASSERT_TRUE(writeFileAtomically(w.string(), "weights", error)) << error;
+  ASSERT_TRUE(readWholeFile(wTmp.string(), bytes, error)) << error;
+  EXPECT_EQ(bytes, "mine");
+  ASSERT_TRUE(writeFilesAtomically(
+      {{wTmp.string(), "profile"}, {w.string(), "new weights"}}, error))
+      << error;
+  ASSERT_TRUE(readWholeFile(wTmp.string(), bytes, error)) << error;
+  EXPECT_EQ(bytes, "profile");
+  ASSERT_TRUE(readWholeFile(w.string(), bytes, error)) << error;
+  EXPECT_EQ(bytes, "new weights");
+  size_t files = std::distance(fs::directory_iterator(directory),
+                               fs::directory_iterator());
+  EXPECT_EQ(files, 2u);
+
+  auto mode = [](const fs::path &file) {
+    struct stat status;
+    return ::stat(file.string().c_str(), &status) == 0 ? status.st_mode & 07777
+                                                       : mode_t(0);
+  };
+  ASSERT_EQ(::chmod(w.string().c_str(), 0640), 0);
+  ASSERT_TRUE(writeFileAtomically(w.string(), "again", error)) << error;
+  EXPECT_EQ(mode(w), mode_t(0640));
+  mode_t mask = ::umask(022);
+  fs::path made = directory / "made";
+  bool written = writeFileAtomically(made.string(), "new", error);
+  ::umask(mask);
+  ASSERT_TRUE(written) << error;
+  EXPECT_EQ(mode(made), mode_t(0644));
+  fs::remove_all(directory);
+}
