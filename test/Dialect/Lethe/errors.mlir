@@ -1204,6 +1204,86 @@ func.func @adam_update_second_moment_type(%lr: tensor<f32>, %t: tensor<i64>, %x:
   return %0#0 : tensor<5x3xf32>
 }
 
+// -----
+
+func.func @sgd_update_norm_coefficient(%lr: tensor<f32>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.sgd_update' op norm_coefficient must be >= 0 and finite, got -0.01}}
+  %0 = lethe.sgd_update %lr, %x, %x {norm_coefficient = -1.0e-02 : f32} : (tensor<f32>, tensor<5x3xf32>, tensor<5x3xf32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @momentum_update_alpha_nan(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.momentum_update' op alpha must be >= 0 and finite, got nan}}
+  %0:2 = lethe.momentum_update %lr, %t, %x, %x, %x {alpha = 0x7FC00000 : f32, beta = 1.0 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @momentum_update_beta(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.momentum_update' op beta must be >= 0 and finite, got -1}}
+  %0:2 = lethe.momentum_update %lr, %t, %x, %x, %x {alpha = 0.9 : f32, beta = -1.0 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @adagrad_update_decay_factor(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.adagrad_update' op decay_factor must be >= 0 and finite, got inf}}
+  %0:2 = lethe.adagrad_update %lr, %t, %x, %x, %x {decay_factor = 0x7F800000 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @adagrad_update_epsilon(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.adagrad_update' op epsilon must be >= 0 and finite, got -1e-10}}
+  %0:2 = lethe.adagrad_update %lr, %t, %x, %x, %x {epsilon = -1.0e-10 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @adam_update_alpha(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.adam_update' op alpha must be in [0, 1), got 1}}
+  %0:3 = lethe.adam_update %lr, %t, %x, %x, %x, %x {alpha = 1.0 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @adam_update_beta(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.adam_update' op beta must be in [0, 1), got -0.5}}
+  %0:3 = lethe.adam_update %lr, %t, %x, %x, %x, %x {beta = -0.5 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @adam_update_epsilon(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.adam_update' op epsilon must be >= 0 and finite, got -1e-08}}
+  %0:3 = lethe.adam_update %lr, %t, %x, %x, %x, %x {epsilon = -1.0e-08 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @adam_update_weight_decay(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.adam_update' op weight_decay must be >= 0 and finite, got -inf}}
+  %0:3 = lethe.adam_update %lr, %t, %x, %x, %x, %x {weight_decay = 0xFF800000 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
+// -----
+
+func.func @adam_update_norm_coefficient_post(%lr: tensor<f32>, %t: tensor<i64>, %x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'lethe.adam_update' op norm_coefficient_post must be >= 0 and finite, got -2}}
+  %0:3 = lethe.adam_update %lr, %t, %x, %x, %x, %x {norm_coefficient_post = -2.0 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>)
+  return %0#0 : tensor<5x3xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Contraction: gemm
 //===----------------------------------------------------------------------===//

@@ -6,11 +6,19 @@
 //
 // Verifiers, result-type inference and costs of the ops in
 // LetheOptimizerOps.td. Every update returns tensors of the type of X; the
-// learning rate and the update count are scalars.
+// learning rate and the update count are scalars; the hyper-parameters are
+// finite and in their ranges.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lethe/Dialect/Lethe/IR/LetheOps.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <optional>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::lethe;
@@ -46,6 +54,51 @@ inferUpdateTypes(std::optional<Location> location, StringRef opName,
   return success();
 }
 
+/// A hyper-parameter's range: at least `low` (above it when `lowOpen`),
+/// below `high` when given, and finite.
+struct Range {
+  double low;
+  bool lowOpen = false;
+  std::optional<double> high = std::nullopt;
+};
+static constexpr Range kNonNegative{0.0};
+static constexpr Range kFraction{0.0, false, 1.0};
+
+/// Checks the hyper-parameters `values` (attribute name, attribute, range)
+/// of an update (an attribute left out has its default, which is valid), as
+/// PyTorch's optimizers check theirs: a NaN, an infinity, a negative epsilon,
+/// decay or coefficient, or an Adam moment coefficient of 1 or more (a division
+/// by zero, or the square root of a negative number, in its bias correction) is
+/// an error.
+static LogicalResult
+checkHyperParameters(std::optional<Location> location, StringRef opName,
+                     ArrayRef<std::tuple<StringRef, FloatAttr, Range>> values) {
+  for (const auto &[name, attr, range] : values) {
+    if (!attr)
+      continue;
+    bool losesInfo;
+    APFloat wide = attr.getValue();
+    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                 &losesInfo);
+    double number = wide.convertToDouble();
+    bool aboveLow = range.lowOpen ? number > range.low : number >= range.low;
+    bool belowHigh = !range.high || number < *range.high;
+    if (std::isfinite(number) && aboveLow && belowHigh)
+      continue;
+    auto format = [](double number) {
+      return llvm::formatv("{0}", llvm::format("%g", number)).str();
+    };
+    std::string expected =
+        range.high
+            ? "in [" + format(range.low) + ", " + format(*range.high) + ")"
+            : std::string(range.lowOpen ? "> " : ">= ") + format(range.low) +
+                  " and finite";
+    return emitInferenceError(location, opName, name, " must be ", expected,
+                              ", got ", format(number));
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // SgdUpdateOp
 //===----------------------------------------------------------------------===//
@@ -54,6 +107,11 @@ LogicalResult SgdUpdateOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> location,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
+  if (failed(checkHyperParameters(
+          location, getOperationName(),
+          {{"norm_coefficient", adaptor.getNormCoefficientAttr(),
+            kNonNegative}})))
+    return failure();
   return inferUpdateTypes(location, getOperationName(),
                           adaptor.getLearningRate(), Value(), adaptor.getX(),
                           {adaptor.getGradient()}, {"gradient"},
@@ -72,12 +130,22 @@ int64_t SgdUpdateOp::getFlops() {
 LogicalResult MomentumUpdateOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  StringRef mode = adaptor.getMode();
+  // An attribute left out (an op built from an OperationState) has its
+  // default: the adaptor's value getters would read a null attribute.
+  StringAttr modeAttr = adaptor.getModeAttr();
+  StringRef mode = modeAttr ? modeAttr.getValue() : "standard";
   if (mode != "standard" && mode != "nesterov")
     return emitInferenceError(location, getOperationName(),
                               "mode must be \"standard\" or \"nesterov\", "
                               "got \"",
                               mode, "\"");
+  if (failed(checkHyperParameters(
+          location, getOperationName(),
+          {{"alpha", adaptor.getAlphaAttr(), kNonNegative},
+           {"beta", adaptor.getBetaAttr(), kNonNegative},
+           {"norm_coefficient", adaptor.getNormCoefficientAttr(),
+            kNonNegative}})))
+    return failure();
   return inferUpdateTypes(
       location, getOperationName(), adaptor.getLearningRate(),
       adaptor.getStep(), adaptor.getX(),
@@ -98,6 +166,13 @@ int64_t MomentumUpdateOp::getFlops() {
 LogicalResult AdagradUpdateOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
+  if (failed(checkHyperParameters(
+          location, getOperationName(),
+          {{"decay_factor", adaptor.getDecayFactorAttr(), kNonNegative},
+           {"epsilon", adaptor.getEpsilonAttr(), kNonNegative},
+           {"norm_coefficient", adaptor.getNormCoefficientAttr(),
+            kNonNegative}})))
+    return failure();
   return inferUpdateTypes(location, getOperationName(),
                           adaptor.getLearningRate(), adaptor.getStep(),
                           adaptor.getX(),
@@ -120,6 +195,16 @@ LogicalResult AdamUpdateOp::inferReturnTypes(MLIRContext *context,
                                              std::optional<Location> location,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &types) {
+  if (failed(checkHyperParameters(
+          location, getOperationName(),
+          {{"alpha", adaptor.getAlphaAttr(), kFraction},
+           {"beta", adaptor.getBetaAttr(), kFraction},
+           {"epsilon", adaptor.getEpsilonAttr(), kNonNegative},
+           {"norm_coefficient", adaptor.getNormCoefficientAttr(), kNonNegative},
+           {"norm_coefficient_post", adaptor.getNormCoefficientPostAttr(),
+            kNonNegative},
+           {"weight_decay", adaptor.getWeightDecayAttr(), kNonNegative}})))
+    return failure();
   return inferUpdateTypes(location, getOperationName(),
                           adaptor.getLearningRate(), adaptor.getStep(),
                           adaptor.getX(),

@@ -35,7 +35,8 @@ def Lethe_SgdUpdateOp : Lethe_InferredOp<"sgd_update"> {
     `Momentum` with `alpha = 0`, `beta = 1` computes the same numbers
     (`V_new = 0 * V + G_regularized`, `X_new = X - R * V_new`) but reads and
     writes a momentum tensor as large as X that SGD does not need, which a
-    memory planner should not be made to keep.
+    memory planner should not be made to keep. `norm_coefficient` must be
+    finite and >= 0.
 
     ```mlir
     %x1 = lethe.sgd_update %lr, %x, %g : (tensor<f32>, tensor<5x3xf32>, tensor<5x3xf32>) -> tensor<5x3xf32>
@@ -63,6 +64,7 @@ def Lethe_MomentumUpdateOp : Lethe_InferredOp<"momentum_update"> {
 
     This is PyTorch's `SGD(momentum=alpha, dampening=1-beta,
     nesterov=...)`, whose first step also takes the gradient undamped.
+    `alpha`, `beta` and `norm_coefficient` must be finite and >= 0.
 
     ```mlir
     %x1, %v1 = lethe.momentum_update %lr, %t, %x, %g, %v {alpha = 0.9 : f32, beta = 1.0 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
@@ -94,6 +96,7 @@ def Lethe_AdagradUpdateOp : Lethe_InferredOp<"adagrad_update"> {
 
     With T counting from 0 this is PyTorch's `Adagrad(lr_decay =
     decay_factor, weight_decay = norm_coefficient, eps = epsilon)`.
+    `decay_factor`, `epsilon` and `norm_coefficient` must be finite and >= 0.
 
     ```mlir
     %x1, %h1 = lethe.adagrad_update %lr, %t, %x, %g, %h {epsilon = 1.0e-10 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>)
@@ -136,7 +139,10 @@ def Lethe_AdamUpdateOp : Lethe_InferredOp<"adam_update"> {
     regularization added to the gradient (PyTorch's `Adam(weight_decay)`).
     Unlike PyTorch, epsilon is added to `sqrt(H_new)` before the bias
     correction, as ONNX specifies: this epsilon plays the role of PyTorch's
-    `eps` times `sqrt(1 - beta^T)`.
+    `eps` times `sqrt(1 - beta^T)`. As PyTorch requires, `alpha` and `beta`
+    must lie in [0, 1) (at 1 the bias correction divides by zero), and
+    `epsilon`, `norm_coefficient`, `norm_coefficient_post` and
+    `weight_decay` must be finite and >= 0.
 
     ```mlir
     %x1, %v1, %h1 = lethe.adam_update %lr, %t, %x, %g, %v, %h {weight_decay = 0.01 : f32} : (tensor<f32>, tensor<i64>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xf32>, tensor<5x3xf32>)
