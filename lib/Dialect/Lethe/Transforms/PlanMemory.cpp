@@ -128,6 +128,16 @@ struct PlanMemoryPass
       return signalPassFailure();
     }
     problem.budgetBytes = *budgetBytes;
+    // A plan for more memory than the device has would not run there.
+    if (problem.budgetBytes > deviceProfile.memoryBytes) {
+      emitError(func.getLoc(), "lethe-plan-memory: ")
+          << "the budget of " << planning::formatBytes(problem.budgetBytes)
+          << " is more than the memory of the " << deviceProfile.name << ", "
+          << planning::formatBytes(deviceProfile.memoryBytes)
+          << ": give a budget of at most that, or the profile of the "
+             "device the step runs on (profile=cpu for the host)";
+      return signalPassFailure();
+    }
 
     planning::PlanResult result;
     if (!planIn.empty()) {
