@@ -222,14 +222,30 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// The files this run writes, removed again when it fails.
+/// The files this run writes, removed again when it fails: when it returns
+/// an error, and when it stops on a signal or an LLVM fatal or out-of-memory
+/// error (which exit without unwinding: each file is registered with
+/// RemoveFileOnSignal, whose handlers they run).
 struct Outputs {
   std::vector<std::string> paths;
   bool keep = false;
+  void add(const std::string &path) {
+    paths.push_back(path);
+    llvm::sys::RemoveFileOnSignal(path);
+  }
+  /// Keeps the files: the run succeeded.
+  void commit() {
+    keep = true;
+    for (const std::string &path : paths)
+      llvm::sys::DontRemoveFileOnSignal(path);
+  }
   ~Outputs() {
-    if (!keep)
-      for (const std::string &path : paths)
-        llvm::sys::fs::remove(path);
+    if (keep)
+      return;
+    for (const std::string &path : paths) {
+      llvm::sys::DontRemoveFileOnSignal(path);
+      llvm::sys::fs::remove(path);
+    }
   }
 };
 
@@ -241,7 +257,7 @@ bool writeFile(StringRef path, StringRef contents, Outputs &outputs,
     error = "cannot write '" + path.str() + "': " + code.message();
     return false;
   }
-  outputs.paths.push_back(path.str());
+  outputs.add(path.str());
   os << contents;
   os.close();
   if (os.has_error()) {
@@ -924,7 +940,7 @@ int main(int argc, char **argv) {
       return fail("cannot create a temporary object file");
     llvm::sys::Process::SafelyCloseFileDescriptor(fd);
     objectPath = path.str().str();
-    outputs.paths.push_back(objectPath);
+    outputs.add(objectPath);
   }
   if (!writeFile(objectPath, StringRef(object->data(), object->size()), outputs,
                  error))
@@ -932,7 +948,7 @@ int main(int argc, char **argv) {
   // Both written beside their names and renamed once both are there, so
   // that a failure leaves an existing NAME and NAME.weights alone.
   std::string linked = outputName + ".lethec-link";
-  outputs.paths.push_back(linked);
+  outputs.add(linked);
   if (!linkExecutable(objectPath, linked, *target, error))
     return fail(error);
   if (!saveTemps)
@@ -941,12 +957,12 @@ int main(int argc, char **argv) {
   std::string weightsWritten = weightsPath + ".lethec-new";
   if (!::lethe::driver::writeWeightsFile(weightsWritten, weights, error))
     return fail(error);
-  outputs.paths.push_back(weightsWritten);
+  outputs.add(weightsWritten);
   for (auto [from, to] : {std::pair(weightsWritten, weightsPath),
                           std::pair(linked, outputName.getValue())})
     if (std::error_code code = llvm::sys::fs::rename(from, to))
       return fail("cannot write '" + to + "': " + code.message());
-  outputs.keep = true;
+  outputs.commit();
 
   // The summary.
   double seconds =
