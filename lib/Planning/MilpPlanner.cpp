@@ -64,13 +64,22 @@
 // Before building the model the strategy checks two cheap things: the
 // unplanned schedule fits (then it is optimal), and no first computation
 // needs more than the budget together with what must stay resident (then
-// nothing fits). CBC runs as its `cbc` program does (CbcMain1: its default
-// cut generators, heuristics and branching), without preprocessing. The
-// recompute-only plans of `chain` and `greedy` are kept beside it, and the
-// fastest plan found wins; every plan is simulated before it is returned.
+// nothing fits). Then it solves a covering knapsack (getCoverBound): which
+// nodes to recompute so that, at every first computation, enough bytes are
+// left out. Its optimum bounds every plan of the model from below, far more
+// tightly than the model's LP relaxation, which keeps fractions of tensors
+// through the peak. The schedule that recomputes a least cover's nodes once
+// each costs exactly that bound: where it fits the budget it is optimal,
+// and CBC is not run. Otherwise CBC runs on the model with the bound as a
+// row (its objective at least the bound), as its `cbc` program does
+// (CbcMain1: its default cut generators, heuristics and branching), without
+// preprocessing. The recompute-only plans of the covers and of `chain` and
+// `greedy` are kept beside it, and the fastest plan found wins; every plan
+// is simulated before it is returned.
 //
 //===----------------------------------------------------------------------===//
 
+#include "lethe/Planning/ArenaLayout.h"
 #include "lethe/Planning/Strategies.h"
 
 #include "CbcEventHandler.hpp"
@@ -85,7 +94,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -855,6 +867,267 @@ SolveResult solveWithCbc(const LinearProgram &program, double seconds,
   return result;
 }
 
+/// The share of the time left that the cover bound's program may take (it
+/// takes well under a second on 300-node graphs).
+constexpr double kCoverShare = 0.1;
+/// Relative difference under which two step times count as the same.
+constexpr double kSameSeconds = 1e-9;
+/// How many of the least covers' schedules planMilp tries (each a solve of
+/// the cover's program, a hundredth of a second on 300 nodes).
+constexpr int kCoverAttempts = 50;
+/// How many nodes repairCoverSchedule adds to a cover at most.
+constexpr int kRepairRounds = 64;
+
+/// `program` with a row saying that its objective is at least `least`
+/// (less a rounding margin): a bound proved by other means, which CBC's
+/// root LP then starts from.
+LinearProgram withObjectiveAtLeast(const LinearProgram &program, double least) {
+  LinearProgram bounded = program;
+  RowBuilder row;
+  for (int column = 0; column < program.numColumns(); ++column)
+    if (program.objective[column] != 0)
+      row.add(program.objective[column], column);
+  double margin = 1e-7 * std::max(1.0, std::abs(least));
+  if (!row.emit(bounded, least - margin, kInfinity))
+    return program; // no recomputes at all: nothing to bound
+  return bounded;
+}
+
+/// A lower bound on the seconds of every recompute-only plan that runs the
+/// first computations in the unplanned order (the MILP's plans), from a
+/// covering knapsack that is far smaller than the MILP and that CBC solves
+/// to optimality in a moment. When node t first runs, every value made
+/// before it that a later step (or the step's end) still needs is either
+/// resident or made again after t, by a recompute of its producer. The
+/// unplanned step holds them all (with t's inputs, outputs and workspace)
+/// in M(t) bytes; a plan within budget B must therefore leave out values of
+/// at least M(t) - B bytes, all of them made by recomputable nodes and not
+/// read by t itself. A node recomputed at least once (x = 1) costs its
+/// seconds at least once, whatever it is recomputed for:
+///
+///   minimize   sum_p seconds(p) x_p
+///   subject to sum_p (bytes of p's outputs that may be left out at t) x_p
+///                >= M(t) - B   for every node t with M(t) > B.
+///
+/// The MILP's own relaxation keeps fractions of tensors through the peak;
+/// this program is small enough to be solved whole, so it knows that a
+/// tensor is kept or left out. It ignores what recomputed values occupy
+/// and that a recompute may need its inputs made again, so it bounds; it
+/// is tight where each left-out activation is made again once from
+/// resident inputs. Returns the bound, at least `firstRunSeconds`; that
+/// alone when CBC does not finish the program's LP within `seconds`.
+double
+getCoverBound(const PlanningProblem &problem, double firstRunSeconds,
+              double seconds,
+              const std::function<bool(const std::vector<int> &)> &tryCover) {
+  Clock::time_point start = Clock::now();
+  const TrainingGraph &graph = problem.graph;
+  int numNodes = static_cast<int>(graph.nodes.size());
+  int numValues = static_cast<int>(graph.values.size());
+  std::vector<int> lastReader(numValues, -1);
+  for (int value = 0; value < numValues; ++value)
+    for (int user : graph.values[value].users)
+      lastReader[value] = std::max(lastReader[value], user);
+  // Per node t: the bytes the unplanned step holds while t runs, and per
+  // recomputable producer, the bytes of its outputs that may be left out.
+  LinearProgram program;
+  std::vector<int> column(numNodes, -1);
+  double meanSeconds = 0;
+  for (const GraphNode &node : graph.nodes)
+    meanSeconds += node.seconds / numNodes;
+  if (!(meanSeconds > 0))
+    return firstRunSeconds;
+  std::vector<char> readByT(numValues, false);
+  for (int t = 0; t < numNodes; ++t) {
+    const GraphNode &node = graph.nodes[t];
+    for (int input : node.inputs)
+      readByT[input] = true;
+    int64_t held = node.workspaceBytes;
+    std::vector<std::pair<int, int64_t>> droppable; // (producer, bytes)
+    for (int value = 0; value < numValues; ++value) {
+      const GraphValue &info = graph.values[value];
+      bool made = info.producer < t || info.producer == t;
+      bool needed =
+          info.producer == t || info.isOutput || lastReader[value] >= t;
+      if (!made || !needed)
+        continue;
+      held += info.bytes;
+      if (info.producer >= 0 && info.producer < t && !readByT[value] &&
+          isRecomputable(graph.nodes[info.producer]))
+        droppable.emplace_back(info.producer, info.bytes);
+    }
+    for (int input : node.inputs)
+      readByT[input] = false;
+    if (held <= problem.budgetBytes)
+      continue;
+    std::map<int, int64_t> byProducer;
+    for (auto [producer, bytes] : droppable)
+      byProducer[producer] += bytes;
+    RowBuilder row;
+    for (auto [producer, bytes] : byProducer) {
+      if (column[producer] < 0)
+        column[producer] = program.addColumn(
+            0, 1, graph.nodes[producer].seconds / meanSeconds, true);
+      row.add(static_cast<double>(bytes), column[producer]);
+    }
+    if (!row.emit(program, static_cast<double>(held - problem.budgetBytes),
+                  kInfinity))
+      return firstRunSeconds; // nothing can be left out: the MILP will say
+  }
+  if (program.numRows() == 0)
+    return firstRunSeconds;
+  SolveResult result = solveWithCbc(program, seconds, kInfinity);
+  if (!result.lpSolved)
+    return firstRunSeconds;
+  double bound = result.bound;
+  // The covers of the least cost, one after another (each excluded, with
+  // the covers that contain it, from the next solve), until one's schedule
+  // is taken.
+  for (int attempt = 0; result.solved && attempt < kCoverAttempts; ++attempt) {
+    std::vector<int> chosen;
+    RowBuilder exclude;
+    for (int node = 0; node < numNodes; ++node)
+      if (column[node] >= 0 && result.solution[column[node]] > 0.5) {
+        chosen.push_back(node);
+        exclude.add(1, column[node]);
+      }
+    if (tryCover(chosen) || !result.optimal)
+      break;
+    if (attempt == 0) {
+      RowBuilder cost;
+      for (int column = 0; column < program.numColumns(); ++column)
+        cost.add(program.objective[column], column);
+      cost.emit(program, -kInfinity, bound + 1e-7 * std::max(1.0, bound));
+    }
+    if (!exclude.emit(program, -kInfinity,
+                      static_cast<double>(chosen.size()) - 1))
+      break;
+    double left = seconds - secondsSince(start);
+    if (left <= 0)
+      break;
+    result = solveWithCbc(program, left, kInfinity);
+  }
+  return firstRunSeconds + bound * meanSeconds;
+}
+
+/// The schedule that recomputes each node of `chosen` (a cover's solution)
+/// once: after the widest stretch of first computations marked in
+/// `overBudget` between two reads of its outputs, right before the read
+/// that ends it (or before a chosen node it feeds whose recompute comes
+/// first).
+Schedule makeCoverSchedule(const PlanningProblem &problem,
+                           const std::vector<int> &chosen,
+                           const std::vector<char> &overBudget) {
+  const TrainingGraph &graph = problem.graph;
+  int numNodes = static_cast<int>(graph.nodes.size());
+  // Over-budget steps before each step, to count them in a stretch.
+  std::vector<int> over(numNodes + 1, 0);
+  for (int t = 0; t < numNodes; ++t)
+    over[t + 1] = over[t] + overBudget[t];
+  std::vector<int> position(numNodes, -1); // before which first computation
+  for (int node : chosen) {
+    std::vector<int> readers;
+    for (int output : graph.nodes[node].outputs)
+      readers.insert(readers.end(), graph.values[output].users.begin(),
+                     graph.values[output].users.end());
+    std::sort(readers.begin(), readers.end());
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+    int previous = node, best = -1, bestCount = -1;
+    for (int reader : readers) {
+      int count = over[reader] - over[previous + 1];
+      if (reader > previous + 1 && count > bestCount) {
+        best = reader;
+        bestCount = count;
+      }
+      previous = reader;
+    }
+    position[node] = best < 0 ? numNodes : best; // numNodes: at the end
+  }
+  // A chosen input's recompute comes no later than its reader's.
+  for (int index = static_cast<int>(chosen.size()) - 1; index >= 0; --index) {
+    int node = chosen[index];
+    for (int input : graph.nodes[node].inputs) {
+      int producer = graph.values[input].producer;
+      if (producer >= 0 && position[producer] >= 0)
+        position[producer] = std::min(position[producer], position[node]);
+    }
+  }
+  std::vector<std::vector<int>> before(numNodes + 1);
+  for (int node : chosen) // increasing: a topological order
+    before[position[node]].push_back(node);
+  Schedule schedule;
+  for (int t = 0; t <= numNodes; ++t) {
+    for (int node : before[t])
+      schedule.push_back(Step::compute(node));
+    if (t < numNodes)
+      schedule.push_back(Step::compute(t));
+  }
+  return schedule;
+}
+
+/// A cover's schedule (makeCoverSchedule) that fits the budget, made from
+/// `chosen` by adding nodes while it does not: at the first computation at
+/// or after the peak, the recomputable node not chosen yet with the most
+/// bytes left out there per second of its recompute. Empty when
+/// kRepairRounds such rounds do not make it fit. It costs more than the
+/// cover, so it proves nothing; it is a plan for CBC to beat.
+Schedule repairCoverSchedule(const PlanningProblem &problem,
+                             std::vector<int> chosen,
+                             std::vector<char> overBudget) {
+  const TrainingGraph &graph = problem.graph;
+  int numNodes = static_cast<int>(graph.nodes.size());
+  std::vector<int> lastReader(graph.values.size(), -1);
+  for (size_t value = 0; value < graph.values.size(); ++value)
+    for (int user : graph.values[value].users)
+      lastReader[value] = std::max(lastReader[value], user);
+  for (int round = 0; round < kRepairRounds; ++round) {
+    Schedule schedule = makeCoverSchedule(problem, chosen, overBudget);
+    SimulationResult run = simulate(problem, schedule);
+    if (!run.valid)
+      return {};
+    if (run.peakBytes <= problem.budgetBytes)
+      return schedule;
+    // The first computation at or after the peak.
+    int hot = numNodes - 1, next = 0;
+    for (size_t step = 0; step < schedule.size(); ++step) {
+      int node = schedule[step].id;
+      if (node < next)
+        continue;
+      next = node + 1;
+      if (static_cast<int64_t>(step) >= run.peakStep) {
+        hot = node;
+        break;
+      }
+    }
+    overBudget[hot] = true;
+    std::vector<double> bytes(numNodes, 0);
+    std::vector<char> isChosen(numNodes, false),
+        readByHot(graph.values.size(), false);
+    for (int node : chosen)
+      isChosen[node] = true;
+    for (int input : graph.nodes[hot].inputs)
+      readByHot[input] = true;
+    for (size_t value = 0; value < graph.values.size(); ++value) {
+      const GraphValue &info = graph.values[value];
+      if (info.producer >= 0 && info.producer < hot && !readByHot[value] &&
+          (info.isOutput || lastReader[value] > hot) &&
+          !isChosen[info.producer] &&
+          isRecomputable(graph.nodes[info.producer]))
+        bytes[info.producer] += static_cast<double>(info.bytes);
+    }
+    int pick = -1;
+    for (int node = 0; node < numNodes; ++node)
+      if (bytes[node] > 0 &&
+          (pick < 0 || bytes[node] * graph.nodes[pick].seconds >
+                           bytes[pick] * graph.nodes[node].seconds))
+        pick = node;
+    if (pick < 0)
+      return {};
+    chosen.insert(std::upper_bound(chosen.begin(), chosen.end(), pick), pick);
+  }
+  return {};
+}
+
 std::string formatSeconds(double seconds) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.6g s", seconds);
@@ -902,27 +1175,73 @@ bool lethe::planning::planMilp(const PlanningProblem &problem,
       return false;
     const LinearProgram &program = model.getProgram();
 
-    // Recompute-only plans of the fast strategies, in the model's shape:
-    // what the strategy returns when CBC finds nothing faster.
+    // Recompute-only plans, in the model's shape: those of the fast
+    // strategies and the covers' (below; after them, so that a tie keeps
+    // the fast strategies' plan); what the strategy returns when CBC finds
+    // nothing faster.
+    // With an arena alignment, a plan that lays out within the budget is
+    // preferred to a faster one that does not (the pass would have to plan
+    // again below the budget for it, where a cover's plan may have no
+    // counterpart; the greedy starts only, as the arena check lays out).
     Schedule best;
     double bestSeconds = 0;
+    bool bestLaysOut = false;
+    auto consider = [&](const Schedule &schedule, bool replaceOnTie) {
+      Schedule normalized;
+      if (!model.normalize(schedule, normalized))
+        return;
+      SimulationResult run = simulate(problem, normalized);
+      if (!run.valid || run.peakBytes > problem.budgetBytes)
+        return;
+      bool laysOut = options.arenaAlignment <= 0 ||
+                     fitsInArena(getScheduleBuffers(problem, normalized).device,
+                                 options.arenaAlignment, problem.budgetBytes);
+      bool faster = run.seconds < bestSeconds ||
+                    (replaceOnTie && run.seconds <= bestSeconds);
+      if (best.empty() || (laysOut && !bestLaysOut) ||
+          (laysOut == bestLaysOut && faster)) {
+        best = std::move(normalized);
+        bestSeconds = run.seconds;
+        bestLaysOut = laysOut;
+      }
+    };
+    // Whether the best plan is optimal: it lays out, and no plan of the
+    // model can be faster than `least` seconds.
+    auto isOptimal = [&](double least) {
+      return !best.empty() && bestLaysOut &&
+             bestSeconds <= least * (1 + kSameSeconds);
+    };
     PlanningProblem recomputeOnly = problem;
     recomputeOnly.link = HostLink();
     for (StrategyFunction strategy : {planChain, planGreedy}) {
       Plan seed;
       std::string why;
-      Schedule normalized;
-      if (!strategy(recomputeOnly, options, seed, why) ||
-          !model.normalize(seed.schedule, normalized))
-        continue;
-      SimulationResult run = simulate(problem, normalized);
-      if (!run.valid || run.peakBytes > problem.budgetBytes)
-        continue;
-      if (best.empty() || run.seconds < bestSeconds) {
-        best = normalized;
-        bestSeconds = run.seconds;
-      }
+      if (strategy(recomputeOnly, options, seed, why))
+        consider(seed.schedule, false);
     }
+    // The cover bound, and the schedules that recompute the nodes of its
+    // least covers once each: one that fits costs the bound, and is optimal.
+    std::vector<char> overBudget(numNodes);
+    for (size_t node = 0; node < numNodes; ++node)
+      overBudget[node] = unplannedRun.memory[node] > problem.budgetBytes;
+    std::vector<int> repaired; // the first cover, made to fit
+    double coverSeconds = getCoverBound(
+        problem, model.getFirstRunSeconds(),
+        kCoverShare * (options.timeLimitSeconds - secondsSince(start)),
+        [&](const std::vector<int> &chosen) {
+          consider(makeCoverSchedule(problem, chosen, overBudget), false);
+          if (repaired.empty())
+            repaired = chosen;
+          double cost = model.getFirstRunSeconds();
+          for (int node : chosen)
+            cost += graph.nodes[node].seconds;
+          return isOptimal(cost);
+        });
+    bool provedByCover = isOptimal(coverSeconds);
+    if (!provedByCover && !repaired.empty())
+      if (Schedule fit = repairCoverSchedule(problem, repaired, overBudget);
+          !fit.empty())
+        consider(fit, false);
 
     // Only plans faster than options.toBeatSeconds are of use (auto has
     // one): none is faster than the first runs, and the root LP may show
@@ -935,8 +1254,10 @@ bool lethe::planning::planMilp(const PlanningProblem &problem,
     SolveResult result;
     if (toBeat && cutoff <= 0)
       result.infeasible = true;
-    else if (left > 0)
-      result = solveWithCbc(program, left, cutoff);
+    else if (!provedByCover && left > 0)
+      result = solveWithCbc(
+          withObjectiveAtLeast(program, model.toObjective(coverSeconds)), left,
+          cutoff);
     if (result.infeasible && best.empty()) {
       error = toBeat ? "no recompute-only schedule is faster than " +
                            formatSeconds(options.toBeatSeconds)
@@ -944,16 +1265,9 @@ bool lethe::planning::planMilp(const PlanningProblem &problem,
                        "MILP is infeasible)";
       return false;
     }
-    if (result.solved) {
-      Schedule schedule = model.decode(result.solution.data());
-      SimulationResult run = simulate(problem, schedule);
-      if (run.valid && run.peakBytes <= problem.budgetBytes &&
-          (best.empty() || run.seconds <= bestSeconds)) {
-        best = std::move(schedule);
-        bestSeconds = run.seconds;
-      }
-    }
-    double bound = model.getFirstRunSeconds();
+    if (result.solved)
+      consider(model.decode(result.solution.data()), true);
+    double bound = std::max(model.getFirstRunSeconds(), coverSeconds);
     if (result.lpSolved && model.isExact())
       bound = std::max(bound, model.toSeconds(result.bound));
     if (best.empty()) {

@@ -420,7 +420,8 @@ TEST(MilpPlannerTest, SkipsTheSearchWhenNothingBeatsTheTimeToBeat) {
 // all). The margin allows for a loaded machine; the plan found by then is valid
 // and within the budget, and its bound below its time.
 TEST(MilpPlannerTest, ReturnsAtTheTimeLimit) {
-  PlanningProblem problem = makeProblem(makeRandomChain(66, 1), 0.8);
+  // A DAG whose cover schedule does not fit (below), so that CBC searches.
+  PlanningProblem problem = makeProblem(makeRandomTrainingDag(67, 1), 0.8);
   ASSERT_GT(problem.graph.nodes.size(), 190u);
   PlanOptions options;
   options.timeLimitSeconds = 3;
@@ -440,6 +441,37 @@ TEST(MilpPlannerTest, ReturnsAtTheTimeLimit) {
   EXPECT_LE(result.peakBytes, problem.budgetBytes);
   EXPECT_GT(plan.lowerBoundSeconds, 0);
   EXPECT_LE(plan.lowerBoundSeconds, result.seconds * (1 + 1e-9));
+  // Not proved: the search ran to the limit (were it proved, this test
+  // would need another instance to test the limit on).
+  EXPECT_LT(plan.lowerBoundSeconds, result.seconds * (1 - 1e-9));
+}
+
+// The cover bound (MilpPlanner.cpp) proves generated chains and DAGs of
+// about 150 and 200 nodes optimal before CBC runs: the schedule that
+// recomputes the cover's nodes once each fits, and costs the bound. CBC
+// alone had not proved the 199-node chain in 600 s.
+TEST(MilpPlannerTest, CoverBoundProvesLargeStepsOptimal) {
+  for (auto [graph, what] :
+       {std::pair(makeRandomChain(50, 1), "151-node chain"),
+        std::pair(makeRandomChain(66, 1), "199-node chain"),
+        std::pair(makeRandomTrainingDag(50, 1), "152-node DAG"),
+        std::pair(makeRandomTrainingDag(66, 1), "198-node DAG")}) {
+    PlanningProblem problem = makeProblem(std::move(graph), 0.8);
+    PlanOptions options;
+    options.timeLimitSeconds = 30;
+    Plan plan;
+    std::string error;
+    ASSERT_TRUE(planMilp(problem, options, plan, error)) << what << error;
+    SimulationResult result = simulate(problem, plan.schedule);
+    ASSERT_TRUE(result.valid) << what << ": " << result.error;
+    EXPECT_LE(result.peakBytes, problem.budgetBytes) << what;
+    EXPECT_NEAR(plan.lowerBoundSeconds, result.seconds, 1e-9 * result.seconds)
+        << what;
+    // Something is recomputed: the bound is more than the first runs'.
+    SimulationResult unplanned =
+        simulate(problem, makeUnplannedSchedule(problem.graph));
+    EXPECT_GT(result.seconds, unplanned.seconds * (1 + 1e-6)) << what;
+  }
 }
 
 // Above 400 nodes the model (about nodes^2 columns) is refused at once, in
