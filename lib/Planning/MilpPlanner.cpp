@@ -921,6 +921,8 @@ getCoverBound(const PlanningProblem &problem, double firstRunSeconds,
               double seconds,
               const std::function<bool(const std::vector<int> &)> &tryCover) {
   Clock::time_point start = Clock::now();
+  if (!(seconds > 0))
+    return firstRunSeconds;
   const TrainingGraph &graph = problem.graph;
   int numNodes = static_cast<int>(graph.nodes.size());
   int numValues = static_cast<int>(graph.values.size());
@@ -979,7 +981,14 @@ getCoverBound(const PlanningProblem &problem, double firstRunSeconds,
   SolveResult result = solveWithCbc(program, seconds, kInfinity);
   if (!result.lpSolved)
     return firstRunSeconds;
+  // A proved optimum is the solution's own cost: CBC's bound may pass it by
+  // its cutoff increment.
   double bound = result.bound;
+  if (result.optimal) {
+    bound = 0;
+    for (int column = 0; column < program.numColumns(); ++column)
+      bound += program.objective[column] * result.solution[column];
+  }
   // The covers of the least cost, one after another (each excluded, with
   // the covers that contain it, from the next solve), until one's schedule
   // is taken.
@@ -1026,10 +1035,15 @@ Schedule makeCoverSchedule(const PlanningProblem &problem,
     over[t + 1] = over[t] + overBudget[t];
   std::vector<int> position(numNodes, -1); // before which first computation
   for (int node : chosen) {
+    // The reads of its outputs, and the end for an output of the step
+    // (made again in the final stage).
     std::vector<int> readers;
-    for (int output : graph.nodes[node].outputs)
+    for (int output : graph.nodes[node].outputs) {
       readers.insert(readers.end(), graph.values[output].users.begin(),
                      graph.values[output].users.end());
+      if (graph.values[output].isOutput)
+        readers.push_back(numNodes);
+    }
     std::sort(readers.begin(), readers.end());
     readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
     int previous = node, best = -1, bestCount = -1;
@@ -1227,7 +1241,8 @@ bool lethe::planning::planMilp(const PlanningProblem &problem,
     std::vector<int> repaired; // the first cover, made to fit
     double coverSeconds = getCoverBound(
         problem, model.getFirstRunSeconds(),
-        kCoverShare * (options.timeLimitSeconds - secondsSince(start)),
+        std::max(0.0, kCoverShare *
+                          (options.timeLimitSeconds - secondsSince(start))),
         [&](const std::vector<int> &chosen) {
           consider(makeCoverSchedule(problem, chosen, overBudget), false);
           if (repaired.empty())

@@ -186,9 +186,9 @@ bool writeFile(const std::string &path, const std::string &file,
 /// Writes `bytes` to a new file beside `replaced` (the file they are meant
 /// to replace), named `replaced`.tmp.PID.N with the first N no file has, so
 /// that no file of the user's is overwritten, and with the mode of the file
-/// replaced or, for a new one, the mode a new file gets (0666 less the
-/// umask). Sets `temporary` to its name; false with an error naming `path`
-/// (the file meant) when it cannot, nothing left.
+/// replaced (where the file system allows it) or, for a new one, the mode a
+/// new file gets (0666 less the umask). Sets `temporary` to its name; false
+/// with an error naming `path` (the file meant) when it cannot, nothing left.
 bool writeTemporary(const std::string &path, const std::string &replaced,
                     const std::string &bytes, std::string &temporary,
                     std::string &error) {
@@ -204,11 +204,12 @@ bool writeTemporary(const std::string &path, const std::string &replaced,
       return false;
     }
   }
+  // The mode is copied where the file system allows it (not on vfat, say).
   struct stat status;
-  std::FILE *stream = nullptr;
-  if ((::stat(replaced.c_str(), &status) == 0 &&
-       ::fchmod(descriptor, status.st_mode & 07777) != 0) ||
-      !(stream = ::fdopen(descriptor, "wb"))) {
+  if (::stat(replaced.c_str(), &status) == 0)
+    (void)::fchmod(descriptor, status.st_mode & 07777);
+  std::FILE *stream = ::fdopen(descriptor, "wb");
+  if (!stream) {
     error = "cannot write '" + path + "': " + std::strerror(errno);
     ::close(descriptor);
     std::remove(name.c_str());

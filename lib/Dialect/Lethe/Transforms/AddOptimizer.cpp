@@ -187,9 +187,15 @@ LogicalResult AddOptimizerPass::checkOptions(Location loc) {
                << parameter.name << " does not apply to kind=" << kind;
       continue;
     }
-    bool aboveLow = parameter.lowIncluded ? parameter.value >= parameter.low
-                                          : parameter.value > parameter.low;
-    if (!aboveLow || !(parameter.value < parameter.high)) {
+    auto inRange = [&](double value) {
+      bool aboveLow = parameter.lowIncluded ? value >= parameter.low
+                                            : value > parameter.low;
+      return aboveLow && value < parameter.high;
+    };
+    // The updates hold their hyper-parameters as f32, which must be in
+    // range too (beta2=0.99999999 rounds to 1, 1e39 to infinity).
+    double stored = static_cast<float>(parameter.value);
+    if (!inRange(parameter.value) || !inRange(stored)) {
       InFlightDiagnostic diagnostic = emitError(loc, "lethe-add-optimizer: ")
                                       << parameter.name;
       if (parameter.high == infinity)
@@ -198,7 +204,14 @@ LogicalResult AddOptimizerPass::checkOptions(Location loc) {
       else
         diagnostic << " must be in [" << formatNumber(parameter.low) << ", "
                    << formatNumber(parameter.high) << ")";
-      return diagnostic << ", got " << formatNumber(parameter.value);
+      if (!inRange(parameter.value))
+        return diagnostic << ", got " << formatNumber(parameter.value);
+      return diagnostic << ", got "
+                        << llvm::formatv("{0}",
+                                         llvm::format("%.10g", parameter.value))
+                               .str()
+                        << ", which is " << formatNumber(stored)
+                        << " as the f32 the update holds";
     }
   }
   if (optimizer == Kind::Nesterov && momentum == 0.0)
