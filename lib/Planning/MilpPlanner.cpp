@@ -97,7 +97,6 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
-#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -893,6 +892,35 @@ LinearProgram withObjectiveAtLeast(const LinearProgram &program, double least) {
   return bounded;
 }
 
+/// The last node that reads each value of `graph` (-1: none).
+std::vector<int> getLastReaders(const TrainingGraph &graph) {
+  std::vector<int> lastReader(graph.values.size(), -1);
+  for (size_t value = 0; value < graph.values.size(); ++value)
+    for (int user : graph.values[value].users)
+      lastReader[value] = std::max(lastReader[value], user);
+  return lastReader;
+}
+
+/// Per node, the bytes of its outputs that a recompute-only plan may leave
+/// out while node `t` first runs: made before t by a recomputable node, not
+/// read by t, and needed after it (read later, or an output of the step).
+std::vector<int64_t> getDroppableBytes(const TrainingGraph &graph,
+                                       const std::vector<int> &lastReader,
+                                       int t) {
+  std::vector<int64_t> bytes(graph.nodes.size(), 0);
+  const std::vector<int> &inputs = graph.nodes[t].inputs;
+  for (size_t value = 0; value < graph.values.size(); ++value) {
+    const GraphValue &info = graph.values[value];
+    if (info.producer >= 0 && info.producer < t &&
+        (info.isOutput || lastReader[value] > t) &&
+        std::find(inputs.begin(), inputs.end(), static_cast<int>(value)) ==
+            inputs.end() &&
+        isRecomputable(graph.nodes[info.producer]))
+      bytes[info.producer] += info.bytes;
+  }
+  return bytes;
+}
+
 /// A lower bound on the seconds of every recompute-only plan that runs the
 /// first computations in the unplanned order (the MILP's plans), from a
 /// covering knapsack that is far smaller than the MILP and that CBC solves
@@ -926,10 +954,7 @@ getCoverBound(const PlanningProblem &problem, double firstRunSeconds,
   const TrainingGraph &graph = problem.graph;
   int numNodes = static_cast<int>(graph.nodes.size());
   int numValues = static_cast<int>(graph.values.size());
-  std::vector<int> lastReader(numValues, -1);
-  for (int value = 0; value < numValues; ++value)
-    for (int user : graph.values[value].users)
-      lastReader[value] = std::max(lastReader[value], user);
+  std::vector<int> lastReader = getLastReaders(graph);
   // Per node t: the bytes the unplanned step holds while t runs, and per
   // recomputable producer, the bytes of its outputs that may be left out.
   LinearProgram program;
@@ -939,38 +964,25 @@ getCoverBound(const PlanningProblem &problem, double firstRunSeconds,
     meanSeconds += node.seconds / numNodes;
   if (!(meanSeconds > 0))
     return firstRunSeconds;
-  std::vector<char> readByT(numValues, false);
   for (int t = 0; t < numNodes; ++t) {
-    const GraphNode &node = graph.nodes[t];
-    for (int input : node.inputs)
-      readByT[input] = true;
-    int64_t held = node.workspaceBytes;
-    std::vector<std::pair<int, int64_t>> droppable; // (producer, bytes)
+    int64_t held = graph.nodes[t].workspaceBytes;
     for (int value = 0; value < numValues; ++value) {
       const GraphValue &info = graph.values[value];
-      bool made = info.producer < t || info.producer == t;
-      bool needed =
-          info.producer == t || info.isOutput || lastReader[value] >= t;
-      if (!made || !needed)
-        continue;
-      held += info.bytes;
-      if (info.producer >= 0 && info.producer < t && !readByT[value] &&
-          isRecomputable(graph.nodes[info.producer]))
-        droppable.emplace_back(info.producer, info.bytes);
+      if (info.producer <= t &&
+          (info.producer == t || info.isOutput || lastReader[value] >= t))
+        held += info.bytes;
     }
-    for (int input : node.inputs)
-      readByT[input] = false;
     if (held <= problem.budgetBytes)
       continue;
-    std::map<int, int64_t> byProducer;
-    for (auto [producer, bytes] : droppable)
-      byProducer[producer] += bytes;
+    std::vector<int64_t> droppable = getDroppableBytes(graph, lastReader, t);
     RowBuilder row;
-    for (auto [producer, bytes] : byProducer) {
+    for (int producer = 0; producer < numNodes; ++producer) {
+      if (droppable[producer] == 0)
+        continue;
       if (column[producer] < 0)
         column[producer] = program.addColumn(
             0, 1, graph.nodes[producer].seconds / meanSeconds, true);
-      row.add(static_cast<double>(bytes), column[producer]);
+      row.add(static_cast<double>(droppable[producer]), column[producer]);
     }
     if (!row.emit(program, static_cast<double>(held - problem.budgetBytes),
                   kInfinity))
@@ -1090,10 +1102,7 @@ Schedule repairCoverSchedule(const PlanningProblem &problem,
                              std::vector<char> overBudget) {
   const TrainingGraph &graph = problem.graph;
   int numNodes = static_cast<int>(graph.nodes.size());
-  std::vector<int> lastReader(graph.values.size(), -1);
-  for (size_t value = 0; value < graph.values.size(); ++value)
-    for (int user : graph.values[value].users)
-      lastReader[value] = std::max(lastReader[value], user);
+  std::vector<int> lastReader = getLastReaders(graph);
   for (int round = 0; round < kRepairRounds; ++round) {
     Schedule schedule = makeCoverSchedule(problem, chosen, overBudget);
     SimulationResult run = simulate(problem, schedule);
@@ -1114,21 +1123,9 @@ Schedule repairCoverSchedule(const PlanningProblem &problem,
       }
     }
     overBudget[hot] = true;
-    std::vector<double> bytes(numNodes, 0);
-    std::vector<char> isChosen(numNodes, false),
-        readByHot(graph.values.size(), false);
+    std::vector<int64_t> bytes = getDroppableBytes(graph, lastReader, hot);
     for (int node : chosen)
-      isChosen[node] = true;
-    for (int input : graph.nodes[hot].inputs)
-      readByHot[input] = true;
-    for (size_t value = 0; value < graph.values.size(); ++value) {
-      const GraphValue &info = graph.values[value];
-      if (info.producer >= 0 && info.producer < hot && !readByHot[value] &&
-          (info.isOutput || lastReader[value] > hot) &&
-          !isChosen[info.producer] &&
-          isRecomputable(graph.nodes[info.producer]))
-        bytes[info.producer] += static_cast<double>(info.bytes);
-    }
+      bytes[node] = 0;
     int pick = -1;
     for (int node = 0; node < numNodes; ++node)
       if (bytes[node] > 0 &&

@@ -76,11 +76,7 @@ checkHyperParameters(std::optional<Location> location, StringRef opName,
   for (const auto &[name, attr, range] : values) {
     if (!attr)
       continue;
-    bool losesInfo;
-    APFloat wide = attr.getValue();
-    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                 &losesInfo);
-    double number = wide.convertToDouble();
+    double number = attr.getValueAsDouble();
     bool aboveLow = range.lowOpen ? number > range.low : number >= range.low;
     bool belowHigh = !range.high || number < *range.high;
     if (std::isfinite(number) && aboveLow && belowHigh)
