@@ -178,22 +178,30 @@ __device__ V combineLanes(V value, Op op, V (*partial)[kColumnGroups]) {
        first < (count);                                                        \
        first += static_cast<int64_t>(gridDim.x) * kColumnGroups)
 
+/// The tiles of kColumnGroups groups that `groups` groups make.
+inline int64_t columnTiles(int64_t groups) {
+  return (groups + kColumnGroups - 1) / kColumnGroups;
+}
+
 /// Launches a column kernel over `groups` groups with `lanes` lanes (up to
 /// maxRowBlocks blocks of kColumnGroups groups, the kernel looping over the
-/// rest) on the compute stream; records an error naming `call` and
+/// rest) and `chunks` chunks of rows (blockIdx.y; SplitFold.h's
+/// ColumnSplit) on the compute stream; records an error naming `call` and
 /// `kernelName` when the launch fails. Nothing is launched for 0 groups.
 template <typename... Parameters, typename... Arguments>
 bool launchColumns(lethe_rt_context *context, const char *call,
                    const char *kernelName, int64_t groups, int lanes,
-                   void (*kernel)(Parameters...), Arguments &&...arguments) {
+                   int64_t chunks, void (*kernel)(Parameters...),
+                   Arguments &&...arguments) {
   if (groups == 0)
     return true;
-  int64_t blocks = (groups + kColumnGroups - 1) / kColumnGroups;
+  int64_t blocks = columnTiles(groups);
   if (blocks > maxRowBlocks)
     blocks = maxRowBlocks;
   (void)cudaGetLastError(); // as in launchElementwise
-  kernel<<<static_cast<unsigned>(blocks), dim3(kColumnGroups, lanes), 0,
-           context->compute>>>(std::forward<Arguments>(arguments)...);
+  kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(chunks)),
+           dim3(kColumnGroups, lanes), 0, context->compute>>>(
+      std::forward<Arguments>(arguments)...);
   return checkLaunch(context, call, kernelName);
 }
 

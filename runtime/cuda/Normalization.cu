@@ -25,8 +25,11 @@
 // and dbias add over the rows in a column kernel (DeviceElements.cuh:
 // neighbouring threads read neighbouring elements, lanes share out the rows):
 // fewer than minBlockGroup rows in one lane, in order, with the CPU's bits,
-// more in kColumnLanes lanes, within rounding of them; that kernel runs before
-// the one that writes dx, which may be dy itself.
+// more in kColumnLanes lanes, within rounding of them, and where the rows are
+// many and the elements few (SplitFold.h's ColumnSplit; GPT-2's 21,504 rows
+// of 768) a block per chunk of rows, the chunks added in order by a second
+// kernel; those kernels run before the one that writes dx, which may be dy
+// itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,23 +125,50 @@ __global__ void batchNormKernel(BatchNormInference inference, int64_t count) {
 }
 
 /// Layer norm's dscale and dbias: kColumnGroups elements of the normalized
-/// shape to a block, each by its lanes (LayerNormGradient::column).
+/// shape to a block, each by its lanes, over the rows of chunk blockIdx.y
+/// of `split` (LayerNormGradient::column): into dscale and dbias (one
+/// chunk) or into partials (more): element k's chunk c at k * chunks + c,
+/// dscale's then dbias's.
 template <typename T>
 __global__ void __launch_bounds__(kColumnThreads)
-    layerNormColumnsKernel(LayerNormGradient gradient) {
+    layerNormColumnsKernel(LayerNormGradient gradient, ColumnSplit split,
+                           double *partials) {
   __shared__ double scaleParts[kColumnLanes][kColumnGroups],
       biasParts[kColumnLanes][kColumnGroups];
   auto add = [](double a, double b) { return a + b; };
+  int64_t chunk = blockIdx.y;
+  int64_t begin = split.first(chunk), end = split.end(chunk, gradient.rows);
   LETHE_COLUMN_TILE_LOOP(first, gradient.size) {
     int64_t k = first + threadIdx.x;
     double scaleGrad = 0, biasGrad = 0;
     if (k < gradient.size)
-      gradient.template columnLane<T>(k, threadIdx.y, blockDim.y, scaleGrad,
-                                      biasGrad);
+      gradient.template columnLane<T>(k, begin, end, threadIdx.y, blockDim.y,
+                                      scaleGrad, biasGrad);
     scaleGrad = combineLanes(scaleGrad, add, scaleParts);
     biasGrad = combineLanes(biasGrad, add, biasParts);
-    if (k < gradient.size && threadIdx.y == 0)
-      gradient.setColumn(k, scaleGrad, biasGrad);
+    if (k < gradient.size && threadIdx.y == 0) {
+      if (split.chunks == 1) {
+        gradient.setColumn(k, scaleGrad, biasGrad);
+      } else {
+        int64_t at = k * split.chunks + chunk;
+        partials[at] = scaleGrad;
+        partials[gradient.size * split.chunks + at] = biasGrad;
+      }
+    }
+  }
+}
+
+/// Adds each element's chunks of layerNormColumnsKernel, in chunk order.
+__global__ void layerNormChunkTotalsKernel(LayerNormGradient gradient,
+                                           int64_t chunks,
+                                           const double *partials) {
+  LETHE_GRID_STRIDE_LOOP(k, gradient.size) {
+    double scaleGrad = 0, biasGrad = 0;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      scaleGrad += partials[k * chunks + chunk];
+      biasGrad += partials[gradient.size * chunks + k * chunks + chunk];
+    }
+    gradient.setColumn(k, scaleGrad, biasGrad);
   }
 }
 
@@ -323,11 +353,25 @@ extern "C" lethe_rt_status lethe_rt_layer_norm_grad(
   gradient.rows = numElements(*mean);
   gradient.size = normalizedSize(*x, axis);
   // dscale and dbias first: they read dy, which dx may overwrite.
-  if (launchForFloat(x->dtype, [&](auto tag) {
-        return launchColumns(context, kernel, "layerNormColumnsKernel",
-                             gradient.size, columnLanes(gradient.rows),
-                             layerNormColumnsKernel<decltype(tag)>, gradient);
+  ColumnSplit split =
+      ColumnSplit::of(gradient.rows, columnTiles(gradient.size));
+  StreamScratch scratch(context, kernel);
+  size_t partials = scratch.reserve<double>(
+      split.chunks == 1 ? 0 : 2 * gradient.size * split.chunks);
+  if ((split.chunks > 1 && !scratch.allocate()) ||
+      launchForFloat(x->dtype, [&](auto tag) {
+        return launchColumns(
+            context, kernel, "layerNormColumnsKernel", gradient.size,
+            columnLanes(gradient.rows), split.chunks,
+            layerNormColumnsKernel<decltype(tag)>, gradient, split,
+            split.chunks == 1 ? nullptr : scratch.at<double>(partials));
       }) != LETHE_RT_OK)
+    return LETHE_RT_ERROR;
+  if (split.chunks > 1 &&
+      (!launchElementwise(context, kernel, "layerNormChunkTotalsKernel",
+                          gradient.size, layerNormChunkTotalsKernel, gradient,
+                          split.chunks, scratch.at<double>(partials)) ||
+       !scratch.release()))
     return LETHE_RT_ERROR;
   return launchGroups(context, kernel, x->dtype, gradient, gradient.rows,
                       gradient.size);

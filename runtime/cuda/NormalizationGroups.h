@@ -440,13 +440,15 @@ struct LayerNormGradient {
   }
 
   /// Lane `lane` of `lanes`'s sums for dscale and dbias of element k of the
-  /// normalized shape: over rows lane, lane + lanes, ... in order.
+  /// normalized shape over rows [begin, end): rows begin + lane,
+  /// begin + lane + lanes, ... in order.
   template <typename T>
-  LETHE_HOST_DEVICE void columnLane(int64_t k, int64_t lane, int64_t lanes,
+  LETHE_HOST_DEVICE void columnLane(int64_t k, int64_t begin, int64_t end,
+                                    int64_t lane, int64_t lanes,
                                     double &scaleGrad, double &biasGrad) const {
     scaleGrad = 0;
     biasGrad = 0;
-    for (int64_t r = lane; r < rows; r += lanes) {
+    for (int64_t r = begin + lane; r < end; r += lanes) {
       double g = load<T>(dy, r * size + k);
       scaleGrad += g * xhat<T>(r, k);
       biasGrad += g;
@@ -460,18 +462,31 @@ struct LayerNormGradient {
     dbias.set(k, biasGrad);
   }
 
-  /// dscale and dbias of element k, its rows shared out among `lanes` lanes
-  /// as the column kernel shares them (the lanes' sums added in lane order,
-  /// starting from lane 0's).
+  /// dscale and dbias of element k as the column kernel folds them: each
+  /// chunk of `split`'s rows shared out among `lanes` lanes (the lanes'
+  /// sums added in lane order, starting from lane 0's), the chunks' sums
+  /// added in chunk order (one chunk: its sums themselves).
   template <typename T>
-  LETHE_HOST_DEVICE void column(int64_t k, int64_t lanes) const {
+  LETHE_HOST_DEVICE void column(int64_t k, int64_t lanes,
+                                const ColumnSplit &split) const {
     double scaleGrad = 0, biasGrad = 0;
-    columnLane<T>(k, 0, lanes, scaleGrad, biasGrad);
-    for (int64_t lane = 1; lane < lanes; ++lane) {
-      double laneScale = 0, laneBias = 0;
-      columnLane<T>(k, lane, lanes, laneScale, laneBias);
-      scaleGrad += laneScale;
-      biasGrad += laneBias;
+    for (int64_t chunk = 0; chunk < split.chunks; ++chunk) {
+      int64_t begin = split.first(chunk), end = split.end(chunk, rows);
+      double chunkScale = 0, chunkBias = 0;
+      columnLane<T>(k, begin, end, 0, lanes, chunkScale, chunkBias);
+      for (int64_t lane = 1; lane < lanes; ++lane) {
+        double laneScale = 0, laneBias = 0;
+        columnLane<T>(k, begin, end, lane, lanes, laneScale, laneBias);
+        chunkScale += laneScale;
+        chunkBias += laneBias;
+      }
+      if (split.chunks == 1) {
+        scaleGrad = chunkScale;
+        biasGrad = chunkBias;
+      } else {
+        scaleGrad += chunkScale;
+        biasGrad += chunkBias;
+      }
     }
     setColumn(k, scaleGrad, biasGrad);
   }

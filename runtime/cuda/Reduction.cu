@@ -22,8 +22,10 @@
 // still fill the device. Another long group along x's innermost dims folds
 // in one block (blockReduce); a long one whose elements are not contiguous
 // (a sum over the rows, such as a dense layer's bias gradient) in the lanes
-// of a column kernel (DeviceElements.cuh), neighbouring groups side by side.
-// In all three, the order is fixed by the shape: integer sums and maxima are
+// of a column kernel (DeviceElements.cuh), neighbouring groups side by side;
+// where the groups are few and the rows many (SplitFold.h's ColumnSplit), a
+// block folds each chunk of rows and the chunks are folded in order, as in a
+// split. In all three, the order is fixed by the shape: integer sums and maxima are
 // the same in any order, f64 sums agree with the CPU's within rounding, not
 // bit for bit (and a maximum over +0 and -0 may be either zero).
 // lethe_rt_reduce_max_grad folds a long contiguous group in a block and a
@@ -137,13 +139,19 @@ __global__ void reduceBlockKernel(const void *x, void *out,
   }
 }
 
-/// Long strided groups, kColumnGroups to a block, each by its lanes.
+/// Long strided groups, kColumnGroups to a block, each by its lanes: the
+/// members of chunk blockIdx.y of `split`, into out (one chunk) or into
+/// partials[group * chunks + chunk] (more, for reduceChunkTotalsKernel).
 template <typename T, lethe_rt_reduce_kind Kind>
 __global__ void __launch_bounds__(kColumnThreads)
-    reduceColumnsKernel(const void *x, void *out, GroupLayout layout) {
+    reduceColumnsKernel(const void *x, void *out, WideType<T> *partials,
+                        GroupLayout layout, ColumnSplit split) {
   using W = WideType<T>;
   __shared__ W partial[kColumnLanes][kColumnGroups];
   Fold<T, Kind> fold;
+  int64_t chunk = blockIdx.y;
+  int64_t begin = split.first(chunk),
+          end = split.end(chunk, layout.memberCount);
   LETHE_COLUMN_TILE_LOOP(first, layout.groupCount) {
     int64_t group = first + threadIdx.x;
     bool active = group < layout.groupCount;
@@ -151,13 +159,17 @@ __global__ void __launch_bounds__(kColumnThreads)
     if (active) {
       int64_t start = layout.groupStart(group);
 #pragma unroll 4
-      for (int64_t member = threadIdx.y; member < layout.memberCount;
+      for (int64_t member = begin + threadIdx.y; member < end;
            member += blockDim.y)
         acc = fold(acc, load<T>(x, start + layout.memberOffset(member)));
     }
     acc = combineLanes(acc, fold, partial);
-    if (active && threadIdx.y == 0)
-      store<T>(out, group, fold.finish(acc, layout.memberCount));
+    if (active && threadIdx.y == 0) {
+      if (split.chunks == 1)
+        store<T>(out, group, fold.finish(acc, layout.memberCount));
+      else
+        partials[group * split.chunks + chunk] = acc;
+    }
   }
 }
 
@@ -332,11 +344,31 @@ bool runReduce(lethe_rt_context *context, const lethe_rt_tensor &x,
                scratch.at<WideType<T>>(partials), out.data, layout, chunks) &&
            scratch.release();
   }
-  if (how == GroupFold::Columns)
-    return launchColumns(context, "lethe_rt_reduce", "reduceColumnsKernel",
-                         layout.groupCount, columnLanes(layout.memberCount),
+  if (how == GroupFold::Columns) {
+    const char *call = "lethe_rt_reduce";
+    ColumnSplit split =
+        ColumnSplit::of(layout.memberCount, columnTiles(layout.groupCount));
+    int lanes = columnLanes(layout.memberCount);
+    if (split.chunks == 1)
+      return launchColumns(context, call, "reduceColumnsKernel",
+                           layout.groupCount, lanes, 1,
+                           reduceColumnsKernel<T, Kind>, x.data, out.data,
+                           static_cast<WideType<T> *>(nullptr), layout, split);
+    StreamScratch scratch(context, call);
+    size_t partials =
+        scratch.reserve<WideType<T>>(layout.groupCount * split.chunks);
+    return scratch.allocate() &&
+           launchColumns(context, call, "reduceColumnsKernel",
+                         layout.groupCount, lanes, split.chunks,
                          reduceColumnsKernel<T, Kind>, x.data, out.data,
-                         layout);
+                         scratch.at<WideType<T>>(partials), layout, split) &&
+           launchElementwise(context, call, "reduceChunkTotalsKernel",
+                             layout.groupCount,
+                             reduceChunkTotalsKernel<T, Kind>,
+                             scratch.at<WideType<T>>(partials), out.data,
+                             layout, split.chunks) &&
+           scratch.release();
+  }
   return launchGroups(context, "lethe_rt_reduce", "reduce", layout,
                       how == GroupFold::Block, reduceThreadKernel<T, Kind>,
                       reduceBlockKernel<T, Kind>, x.data, out.data, layout);

@@ -56,6 +56,45 @@ struct SplitItem {
   }
 };
 
+/// A column kernel's rows in chunks (DeviceElements.cuh): a sum over many
+/// rows of few columns (a dense layer's bias gradient at a large batch, 32
+/// tiles of 32 columns over 65,536 rows) left most of the device idle in
+/// one block per tile. With chunks, a block folds each chunk of each tile,
+/// and a second kernel adds each column's chunks in chunk order.
+constexpr int64_t kColumnChunk = 2048;
+/// Tiles from which the rows are not cut: they fill the device as they are.
+constexpr int64_t kColumnSplitTiles = 256;
+/// The most chunks (a grid's y dimension).
+constexpr int64_t kMaxColumnChunks = 65535;
+
+struct ColumnSplit {
+  int64_t chunks = 1, chunkRows = 0;
+
+  /// How `rows` rows of `tiles` tiles are cut: in chunks of kColumnChunk
+  /// rows (more where there would be over kMaxColumnChunks of them), or not
+  /// at all (one chunk of every row) below two chunks or from
+  /// kColumnSplitTiles tiles.
+  static ColumnSplit of(int64_t rows, int64_t tiles) {
+    ColumnSplit split;
+    split.chunkRows = rows;
+    if (rows < 2 * kColumnChunk || tiles >= kColumnSplitTiles)
+      return split;
+    int64_t chunks = (rows + kColumnChunk - 1) / kColumnChunk;
+    if (chunks > kMaxColumnChunks)
+      chunks = kMaxColumnChunks;
+    split.chunkRows = (rows + chunks - 1) / chunks;
+    split.chunks = (rows + split.chunkRows - 1) / split.chunkRows;
+    return split;
+  }
+  /// The first row of `chunk`, and the end of its rows among `rows`.
+  LETHE_HOST_DEVICE int64_t first(int64_t chunk) const {
+    return chunk * chunkRows;
+  }
+  LETHE_HOST_DEVICE int64_t end(int64_t chunk, int64_t rows) const {
+    return first(chunk) + chunkRows < rows ? first(chunk) + chunkRows : rows;
+  }
+};
+
 /// The sum of a group's `chunks` partials, in chunk order.
 LETHE_HOST_DEVICE inline double sumOfChunks(const double *partials,
                                             int64_t chunks) {

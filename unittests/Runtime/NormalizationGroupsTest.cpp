@@ -489,7 +489,9 @@ TEST_F(NormalizationGroupsTest, LayerNormGradientMatchesTheCpu) {
         gradient.size = scale.size();
         dispatchFloat(dtype, [&](auto tag) {
           for (int64_t k = 0; k < gradient.size; ++k)
-            gradient.column<decltype(tag)>(k, lanes);
+            gradient.column<decltype(tag)>(
+                k, lanes,
+                ColumnSplit::of(gradient.rows, (gradient.size + 31) / 32));
         });
         foldGroups(gradient, dtype, gradient.rows, lanes);
         // One lane adds each column's rows in order, as the CPU does; more
@@ -498,6 +500,53 @@ TEST_F(NormalizationGroupsTest, LayerNormGradientMatchesTheCpu) {
         expectSame(groups[2], cpu[2], lanes == 1, "dbias");
         expectSame(groups[0], cpu[0], lanes == 1, "dx");
       }
+}
+
+// Rows enough for the column kernel to cut them into chunks (ColumnSplit),
+// the last one shorter: dscale and dbias, folded as the kernel folds them,
+// within rounding of the CPU's.
+TEST_F(NormalizationGroupsTest, LayerNormGradientColumnChunks) {
+  std::vector<int64_t> shape{4200, 3}, normalized{3}, statShape{4200, 1};
+  ColumnSplit split = ColumnSplit::of(4200, 1);
+  ASSERT_EQ(split.chunks, 3);
+  ASSERT_EQ(split.end(2, 4200) - split.first(2), 1400);
+  uint64_t seed = 600;
+  for (lethe_rt_dtype dtype : floatDtypes()) {
+    SCOPED_TRACE(caseName(dtype, dtype, 32, seed));
+    TypedTensor x = randomTensor(shape, dtype, seed++, -2, 3);
+    TypedTensor dy = randomTensor(shape, dtype, seed++);
+    TypedTensor scale = randomTensor(normalized, dtype, seed++);
+    TypedTensor mean = randomTensor(statShape, dtype, seed++, -0.5, 0.5);
+    TypedTensor invStd = randomTensor(statShape, dtype, seed++, 0.5, 2);
+    std::vector<TypedTensor> cpu{TypedTensor(shape, dtype),
+                                 TypedTensor(normalized, dtype),
+                                 TypedTensor(normalized, LETHE_RT_F64)};
+    std::vector<TypedTensor> chunked = cpu;
+    lethe_rt_tensor dyv = dy.view(), xv = x.view(), sv = scale.view(),
+                    mv = mean.view(), iv = invStd.view(), dxv = cpu[0].view(),
+                    dsv = cpu[1].view(), dbv = cpu[2].view();
+    ASSERT_EQ(lethe_rt_layer_norm_grad(context, &dyv, &xv, &sv, &mv, &iv, 1,
+                                       &dxv, &dsv, &dbv),
+              LETHE_RT_OK)
+        << lastError();
+
+    LayerNormGradient gradient;
+    gradient.dy = dy.bytes.data();
+    gradient.x = x.bytes.data();
+    gradient.scale = valuesOf(scale);
+    gradient.mean = valuesOf(mean);
+    gradient.invStdDev = valuesOf(invStd);
+    gradient.dscale = valuesOf(chunked[1]);
+    gradient.dbias = valuesOf(chunked[2]);
+    gradient.rows = 4200;
+    gradient.size = 3;
+    dispatchFloat(dtype, [&](auto tag) {
+      for (int64_t k = 0; k < gradient.size; ++k)
+        gradient.column<decltype(tag)>(k, 32, split);
+    });
+    expectSame(chunked[1], cpu[1], false, "dscale");
+    expectSame(chunked[2], cpu[2], false, "dbias");
+  }
 }
 
 } // namespace

@@ -505,10 +505,12 @@ void checkLayerNormGrad(NormalizationTest &test,
   gradient.rows = rows;
   gradient.size = size;
   // dscale and dbias: the rows shared out among the lanes the column kernel
-  // gives them (one, in order, for fewer than 64 rows), bit for bit.
+  // gives them (one, in order, for fewer than 64 rows), in the chunks it
+  // cuts them into (tiles of 32 elements), bit for bit.
   int64_t lanes = rows < 64 ? 1 : 32;
+  ColumnSplit split = ColumnSplit::of(rows, (size + 31) / 32);
   for (int64_t k = 0; k < size; ++k)
-    gradient.column<T>(k, lanes);
+    gradient.column<T>(k, lanes, split);
   expectHostBits(test, dscale, "dscale");
   expectHostBits(test, dbias, "dbias");
   if (foldsInOneThread(size)) {
@@ -563,6 +565,16 @@ TEST_F(NormalizationTest, LayerNormGradManyRows) {
   checkLayerNormGrad<float, float>(*this, {100, 40}, 1);
   checkLayerNormGrad<double, double>(*this, {5, 13, 33}, 2);
   checkLayerNormGrad<BFloat16, float>(*this, {64, 7}, 1);
+}
+
+// 4,096 rows and more over few elements: dscale and dbias in a block per
+// chunk of rows (ColumnSplit), the chunks added in order; with a last chunk
+// shorter than the others, and several tiles. The shapes fit the test
+// arena (4 MiB) together.
+TEST_F(NormalizationTest, LayerNormGradSplitRows) {
+  checkLayerNormGrad<float, float>(*this, {4500, 40}, 1);
+  checkLayerNormGrad<double, double>(*this, {2, 2100, 8}, 2);
+  checkLayerNormGrad<Half, float>(*this, {4100, 20}, 1);
 }
 
 //===----------------------------------------------------------------------===//

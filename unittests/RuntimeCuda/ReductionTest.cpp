@@ -137,17 +137,27 @@ TEST_F(ReductionTest, AxesF32) { checkAxes<float>(*this, LETHE_RT_F32); }
 // Long strided groups, which column kernels fold in lanes: a sum over the
 // rows (groups side by side, one tile of 32 and part of the next), over
 // outer and inner dims at once (members of two strides), and over the
-// middle dim (groups of two strides).
+// middle dim (groups of two strides). From 4,096 rows, in a block per chunk
+// of rows (ColumnSplit), the chunks folded in order: over the rows (three
+// chunks of 1,367 and a shorter last one), and over the middle dim. The
+// shapes are small enough for the test arena (4 MiB) in f64 too.
 template <typename T>
 void checkLongStridedGroups(ReductionTest &test, lethe_rt_dtype dtype) {
   checkReduce<T>(test, dtype, {300, 45}, {0});
   checkReduce<T>(test, dtype, {70, 3, 5}, {0, 2});
   checkReduce<T>(test, dtype, {3, 100, 4}, {1});
+  checkReduce<T>(test, dtype, {4100, 9}, {0});
+  checkReduce<T>(test, dtype, {3, 4200, 5}, {1});
 }
 
 TEST_F(ReductionTest, LongStridedGroupsF32) {
   checkLongStridedGroups<float>(*this, LETHE_RT_F32);
 }
+// Row chunks over groups that fill more than one tile of 32.
+TEST_F(ReductionTest, LongStridedGroupsInChunksOverTiles) {
+  checkReduce<float>(*this, LETHE_RT_F32, {4500, 45}, {0});
+}
+
 TEST_F(ReductionTest, LongStridedGroupsF64) {
   checkLongStridedGroups<double>(*this, LETHE_RT_F64);
 }
