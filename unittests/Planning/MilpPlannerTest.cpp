@@ -420,8 +420,9 @@ TEST(MilpPlannerTest, SkipsTheSearchWhenNothingBeatsTheTimeToBeat) {
 // all). The margin allows for a loaded machine; the plan found by then is valid
 // and within the budget, and its bound below its time.
 TEST(MilpPlannerTest, ReturnsAtTheTimeLimit) {
-  // A DAG whose cover schedule does not fit (below), so that CBC searches.
-  PlanningProblem problem = makeProblem(makeRandomTrainingDag(67, 1), 0.8);
+  // A DAG and a budget at which the cover's schedules do not fit (below),
+  // so that CBC searches.
+  PlanningProblem problem = makeProblem(makeRandomTrainingDag(67, 1), 0.5);
   ASSERT_GT(problem.graph.nodes.size(), 190u);
   PlanOptions options;
   options.timeLimitSeconds = 3;
@@ -447,15 +448,21 @@ TEST(MilpPlannerTest, ReturnsAtTheTimeLimit) {
 }
 
 // The cover bound (MilpPlanner.cpp) proves generated chains and DAGs of
-// about 150 and 200 nodes optimal before CBC runs: the schedule that
-// recomputes the cover's nodes once each fits, and costs the bound. CBC
-// alone had not proved the 199-node chain in 600 s.
+// 150 to 300 nodes optimal before CBC runs: the schedule that makes each of
+// the cover's left-out values again right before its next read fits, and
+// costs the bound. CBC alone had not proved the 199-node chain in 600 s.
+// The 201- and 302-node DAGs need the cover to count a recompute per
+// stretch between reads: with one per node, their bounds were 1.0292 and
+// 1.0249 times the unplanned step's time against optima of 1.0300 and
+// 1.0255, and CBC found neither optimum (in 60 s and 600 s).
 TEST(MilpPlannerTest, CoverBoundProvesLargeStepsOptimal) {
   for (auto [graph, what] :
        {std::pair(makeRandomChain(50, 1), "151-node chain"),
         std::pair(makeRandomChain(66, 1), "199-node chain"),
         std::pair(makeRandomTrainingDag(50, 1), "152-node DAG"),
-        std::pair(makeRandomTrainingDag(66, 1), "198-node DAG")}) {
+        std::pair(makeRandomTrainingDag(66, 1), "198-node DAG"),
+        std::pair(makeRandomTrainingDag(67, 1), "201-node DAG"),
+        std::pair(makeRandomTrainingDag(98, 1), "302-node DAG")}) {
     PlanningProblem problem = makeProblem(std::move(graph), 0.8);
     PlanOptions options;
     options.timeLimitSeconds = 30;
