@@ -1007,7 +1007,6 @@ double getCoverBound(
   LinearProgram program;
   std::vector<int> recomputes(numNodes, -1);  // k_p's column
   std::map<std::pair<int, int>, int> leftOut; // z[v,g]'s column, by (v, g)
-  std::vector<std::vector<int>> stretches(numValues); // v's z columns
   for (int t = 0; t < numNodes; ++t) {
     // The bytes the unplanned step holds while t runs.
     int64_t held = graph.nodes[t].workspaceBytes;
@@ -1027,7 +1026,6 @@ double getCoverBound(
           {value, perStretch ? getNextRead(graph, value, t) : numNodes}, -1);
       if (isNew) {
         it->second = program.addColumn(0, 1, 0, true);
-        stretches[value].push_back(it->second);
         int producer = graph.values[value].producer;
         if (recomputes[producer] < 0)
           recomputes[producer] = program.addColumn(
@@ -1041,13 +1039,13 @@ double getCoverBound(
   }
   if (program.numRows() == 0)
     return firstRunSeconds;
-  for (int value = 0; value < numValues; ++value) {
-    if (stretches[value].empty())
-      continue;
+  // k_p >= the stretches of each output of p (leftOut is ordered by value).
+  for (auto it = leftOut.begin(); it != leftOut.end();) {
+    int value = it->first.first;
     RowBuilder count;
     count.add(1, recomputes[graph.values[value].producer]);
-    for (int column : stretches[value])
-      count.add(-1, column);
+    for (; it != leftOut.end() && it->first.first == value; ++it)
+      count.add(-1, it->second);
     count.emit(program, 0, kInfinity);
   }
   SolveResult result = solveWithCbc(program, seconds, kInfinity);
@@ -1193,7 +1191,9 @@ Schedule repairCoverSchedule(const PlanningProblem &problem,
   const TrainingGraph &graph = problem.graph;
   int numNodes = static_cast<int>(graph.nodes.size());
   std::vector<int> lastReader = getLastReaders(graph);
-  std::vector<int> nodes = nodesOf(chosen); // OncePerNode: those recomputed
+  std::vector<int> nodes; // OncePerNode: the nodes recomputed
+  if (how == Repair::OncePerNode)
+    nodes = nodesOf(chosen);
   for (int round = 0; round < kRepairRounds; ++round) {
     if (how == Repair::OncePerNode)
       chosen = placeOncePerNode(problem, nodes, overBudget);

@@ -25,9 +25,10 @@
 // of a column kernel (DeviceElements.cuh), neighbouring groups side by side;
 // where the groups are few and the rows many (SplitFold.h's ColumnSplit), a
 // block folds each chunk of rows and the chunks are folded in order, as in a
-// split. In all three, the order is fixed by the shape: integer sums and maxima are
-// the same in any order, f64 sums agree with the CPU's within rounding, not
-// bit for bit (and a maximum over +0 and -0 may be either zero).
+// split. In all three, the order is fixed by the shape: integer sums and
+// maxima are the same in any order, f64 sums agree with the CPU's within
+// rounding, not bit for bit (and a maximum over +0 and -0 may be either
+// zero).
 // lethe_rt_reduce_max_grad folds a long contiguous group in a block and a
 // strided one in one thread.
 //

@@ -138,8 +138,8 @@ TEST_F(ReductionTest, AxesF32) { checkAxes<float>(*this, LETHE_RT_F32); }
 // rows (groups side by side, one tile of 32 and part of the next), over
 // outer and inner dims at once (members of two strides), and over the
 // middle dim (groups of two strides). From 4,096 rows, in a block per chunk
-// of rows (ColumnSplit), the chunks folded in order: over the rows (three
-// chunks of 1,367 and a shorter last one), and over the middle dim. The
+// of rows (ColumnSplit), the chunks folded in order: over the rows (chunks
+// of 1,367, 1,367 and 1,366 rows), and over the middle dim. The
 // shapes are small enough for the test arena (4 MiB) in f64 too.
 template <typename T>
 void checkLongStridedGroups(ReductionTest &test, lethe_rt_dtype dtype) {
